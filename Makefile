@@ -1,0 +1,137 @@
+# fastlocal - see README.md. "make" builds build/libfastlocal.so and build/fastlocal.
+# "make test" and "make demo" install missing Debian packages first (make deps).
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+DESTDIR ?=
+
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+SAN     ?= 0
+
+# SAN=1 builds everything with ASan+UBSan into build-san/ so that both trees
+# can coexist; the test runner is told which one to use.
+ifeq ($(SAN),1)
+BUILD   ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD   ?= build
+SANFLAGS :=
+endif
+
+OPT       ?= -O2 -g
+# snprintf truncation of a message or path is handled where it matters (return
+# values are checked); the warning fires on every bounded error message.
+WARN      := -Wall -Wextra -Werror -Wno-format-truncation
+CPPFLAGS  += -D_GNU_SOURCE -Ibpf -I$(BUILD)
+CFLAGS_ALL := $(OPT) $(WARN) -std=gnu11 $(SANFLAGS) $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+
+# Debian packages that the build, the tests and the demo use.
+DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq
+
+SHIM_SRCS := $(wildcard preload/*.c)
+CLI_SRCS  := $(wildcard tools/*.c)
+UNIT_SRCS := $(wildcard test/unit/*.c)
+IT_SRCS   := $(wildcard test/integration/*.c)
+TESTLIB_SRCS := $(wildcard test/lib/*.c)
+
+SHIM  := $(BUILD)/libfastlocal.so
+CLI   := $(BUILD)/fastlocal
+BPFOBJ := $(BUILD)/fastlocal.bpf.o
+SKEL  := $(BUILD)/fastlocal.skel.h
+UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit_%,$(UNIT_SRCS))
+IT_BINS   := $(patsubst test/integration/%.c,$(BUILD)/test/%,$(IT_SRCS))
+STREAM    := $(BUILD)/fl-stream
+
+.PHONY: all deps test test-build demo bench install uninstall clean
+.DEFAULT_GOAL := all
+
+all: $(SHIM) $(CLI) $(STREAM)
+
+# ---------------------------------------------------------------- deps
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null | grep -qx installed || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "make deps: missing Debian packages:$$missing" >&2; \
+		echo "make deps: as root run: apt-get install -y$$missing" >&2; \
+		exit 1; \
+	fi; \
+	echo "make deps: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q $$missing || { apt-get update -q && apt-get install -y -q $$missing; }
+
+# ---------------------------------------------------------------- BPF
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BPFOBJ): bpf/fastlocal.bpf.c bpf/fastlocal.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
+
+$(SKEL): $(BPFOBJ)
+	$(BPFTOOL) gen skeleton $< name fastlocal_bpf > $@.tmp && mv $@.tmp $@
+
+# ---------------------------------------------------------------- shim
+# The shim links nothing but libc: it is loaded into every host program, so it
+# must not drag libbpf/libelf in (or clash with a program's own copies).
+$(SHIM): $(SHIM_SRCS) $(wildcard preload/*.h) bpf/fastlocal.h preload/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden \
+		-Wl,--version-script=preload/exports.map -Wl,-z,defs \
+		-o $@ $(SHIM_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+
+# ---------------------------------------------------------------- CLI
+# libbpf is linked statically so that the one binary carries program and loader.
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) bpf/fastlocal.h $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
+		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
+
+$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+
+# ---------------------------------------------------------------- tests
+$(BUILD)/test/unit_%: test/unit/%.c $(wildcard preload/*.h tools/*.h) $(SHIM_SRCS) $(CLI_SRCS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ipreload -Itools $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcmocka -lbpf -lelf -lz -ldl -lpthread
+
+$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+
+test-build: all $(UNIT_BINS) $(IT_BINS)
+
+# Runs the whole suite on the normal build, then again under ASan/UBSan.
+test: deps
+	@$(MAKE) --no-print-directory test-build
+	test/run.sh $(BUILD)
+	@$(MAKE) --no-print-directory SAN=1 test-build
+	test/run.sh build-san
+
+# ---------------------------------------------------------------- demo/bench
+demo: deps
+	@$(MAKE) --no-print-directory all
+	bench/demo.sh $(BUILD)
+
+bench: all
+	@echo "make bench: the benchmark harness is not written yet (see the benchmark issue); 'make demo' measures one stream."
+
+# ---------------------------------------------------------------- install
+install: $(SHIM) $(CLI)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fastlocal
+	install -m 0755 $(SHIM) $(DESTDIR)$(LIBDIR)/libfastlocal.so
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/fastlocal $(DESTDIR)$(LIBDIR)/libfastlocal.so
+
+clean:
+	rm -rf build build-san
