@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_load.c - "fastlocal load": open, load, attach, pin.
+ *
+ * Straight line: check privileges and kernel, make sure bpffs is mounted,
+ * look at what is pinned already (same object: nothing to do), then load the
+ * embedded object, attach the verdict program to the sockhash and pin both.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "pin_dir.h"
+#include "pins.h"
+#include "probe.h"
+#include "fastlocal.skel.h"
+
+static const char fl_load_help[] =
+	"Usage: fastlocal load [--pin-dir DIR] [--replace] [--btf FILE]\n"
+	"\n"
+	"Loads the verdict program and its maps and pins them in the pin dir,\n"
+	"mounting bpffs on /sys/fs/bpf first if nothing is mounted there.\n"
+	"Loading again is a no-op when the same object is pinned already.\n"
+	"\n"
+	"  --pin-dir DIR  pin here (default: $FASTLOCAL_PIN_DIR, else /sys/fs/bpf/fastlocal)\n"
+	"  --replace      replace pinned objects that differ from this build; sockets\n"
+	"                 enrolled with the old objects keep them until they close\n"
+	"  --btf FILE     kernel BTF to relocate against (default /sys/kernel/btf/vmlinux)\n"
+	"  -h, --help     show this help\n"
+	"\n"
+	"Needs root (CAP_BPF and CAP_NET_ADMIN; CAP_SYS_ADMIN to mount bpffs).\n";
+
+/* FNV-1a: identifies the embedded object so a second load can compare. */
+static __u64 fl_object_hash(void)
+{
+	size_t sz, i;
+	const unsigned char *p = fastlocal_bpf__elf_bytes(&sz);
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (i = 0; i < sz; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int fl_prog_id(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(prog_fd, &info, &len) ? 0 : (int)info.id;
+}
+
+/* libbpf prints its own diagnostics; keep them unless they are noise. */
+static int fl_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int fl_pin_all(struct fastlocal_bpf *skel, const struct fl_pin_dir *pd, char *err,
+		      size_t errlen)
+{
+	struct { const char *name; int fd; } objs[] = {
+		{ FL_PIN_MAP_META, bpf_map__fd(skel->maps.fl_meta) },
+		{ FL_PIN_MAP_STATS, bpf_map__fd(skel->maps.fl_stats) },
+		{ FL_PIN_MAP_SOCKHASH, bpf_map__fd(skel->maps.fl_sockhash) },
+		{ FL_PIN_PROG_VERDICT, bpf_program__fd(skel->progs.fl_verdict) },
+	};
+	char path[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		if (fl_pin_path(path, sizeof(path), pd, objs[i].name) ||
+		    bpf_obj_pin(objs[i].fd, path)) {
+			snprintf(err, errlen, "cannot pin %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cmd_load(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "replace", no_argument, NULL, 'r' },
+		{ "btf", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct fastlocal_bpf *skel = NULL;
+	struct fl_pins pins = { .prog_fd = -1, .sockhash_fd = -1, .stats_fd = -1, .meta_fd = -1 };
+	struct fl_pin_dir pd;
+	struct fl_meta meta = { .abi_version = FL_ABI_VERSION };
+	const char *pin_flag = NULL, *btf = NULL;
+	char err[512];
+	int replace = 0, c, lock_fd = -1, ret = FL_EXIT_FAIL;
+	__u32 zero = 0;
+
+	optind = 1;
+	opterr = 0; /* one line of our own instead of getopt's */
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pin_flag = optarg; break;
+		case 'r': replace = 1; break;
+		case 'b': btf = optarg; break;
+		case 'h': fputs(fl_load_help, stdout); return FL_EXIT_OK;
+		default: return fl_usage_error("load", "unknown option, or missing value: '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fl_usage_error("load", "unexpected argument '%s'", argv[optind]);
+	if (fl_pin_dir_resolve(&pd, pin_flag, err, sizeof(err)))
+		return fl_usage_error("load", "%s", err);
+
+	if (fl_probe_load_privileges(err, sizeof(err)) ||
+	    fl_probe_btf(btf, err, sizeof(err)) ||
+	    fl_probe_sockmap(err, sizeof(err)) ||
+	    fl_pin_dir_prepare(&pd, err, sizeof(err)))
+		goto fail;
+
+	/* Two loads at once must not interleave their pins. */
+	lock_fd = open(pd.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX)) {
+		snprintf(err, sizeof(err), "cannot lock %s: %s", pd.path, strerror(errno));
+		goto fail;
+	}
+
+	meta.object_hash = fl_object_hash();
+	if (fl_pins_open(&pins, &pd, err, sizeof(err)))
+		goto fail;
+	if (pins.state == FL_PINS_PRESENT && pins.meta.abi_version == FL_ABI_VERSION &&
+	    pins.meta.object_hash == meta.object_hash) {
+		printf("fastlocal: already loaded in %s (program id %d); nothing to do\n", pd.path,
+		       fl_prog_id(pins.prog_fd));
+		ret = FL_EXIT_OK;
+		goto out;
+	}
+	if (pins.state != FL_PINS_NONE && !replace) {
+		snprintf(err, sizeof(err), "%s holds %s (abi %u, object %016llx, this build: abi %d, "
+			 "object %016llx); 'fastlocal load --replace' replaces it",
+			 pd.path, pins.state == FL_PINS_PARTIAL ? "an incomplete load" :
+			 "a different fastlocal object", pins.meta.abi_version,
+			 (unsigned long long)pins.meta.object_hash, FL_ABI_VERSION,
+			 (unsigned long long)meta.object_hash);
+		goto fail;
+	}
+
+	libbpf_set_print(fl_libbpf_print);
+	open_opts.btf_custom_path = btf;
+	skel = fastlocal_bpf__open_opts(&open_opts);
+	if (!skel) {
+		snprintf(err, sizeof(err), "cannot open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	if (fastlocal_bpf__load(skel)) {
+		snprintf(err, sizeof(err), "the kernel refused the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	if (bpf_prog_attach(bpf_program__fd(skel->progs.fl_verdict),
+			    bpf_map__fd(skel->maps.fl_sockhash), BPF_SK_MSG_VERDICT, 0)) {
+		snprintf(err, sizeof(err), "cannot attach the verdict program to the sockhash: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	meta.loaded_at_unix = (__u64)time(NULL);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.fl_meta), &zero, &meta, BPF_ANY)) {
+		snprintf(err, sizeof(err), "cannot write the meta map: %s", strerror(errno));
+		goto fail;
+	}
+	if (pins.state != FL_PINS_NONE && fl_pins_remove(&pd, 1, err, sizeof(err)) < 0)
+		goto fail;
+	if (fl_pin_all(skel, &pd, err, sizeof(err))) {
+		char ignored[256];
+
+		fl_pins_remove(&pd, 1, ignored, sizeof(ignored)); /* no half-pinned state */
+		goto fail;
+	}
+	printf("fastlocal: %s in %s (program id %d)\n", pins.state == FL_PINS_NONE ? "loaded" :
+	       "replaced", pd.path, fl_prog_id(bpf_program__fd(skel->progs.fl_verdict)));
+	ret = FL_EXIT_OK;
+	goto out;
+fail:
+	fl_err("load", "%s", err);
+out:
+	fastlocal_bpf__destroy(skel); /* the pins keep the objects alive */
+	fl_pins_close(&pins);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return ret;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* cmd_status.c - "fastlocal status [--json]": what is loaded, and the counters. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "json.h"
+#include "pin_dir.h"
+#include "pins.h"
+
+static const char fl_status_help[] =
+	"Usage: fastlocal status [--json] [--pin-dir DIR]\n"
+	"\n"
+	"Shows whether fastlocal is loaded, the program and map ids, the pin dir,\n"
+	"the kernel version, the number of enrolled sockets and the counters of\n"
+	"messages and bytes redirected and passed to TCP.\n"
+	"\n"
+	"  --json         one JSON object; its keys are stable (docs/observability.md)\n"
+	"  --pin-dir DIR  the pin dir (default: $FASTLOCAL_PIN_DIR, else /sys/fs/bpf/fastlocal)\n"
+	"  -h, --help     show this help\n"
+	"\n"
+	"Exit status: 0 loaded, 3 not loaded, 1 the pins cannot be read.\n";
+
+struct fl_status {
+	bool loaded;
+	char state[32];       /* "loaded", "not loaded", "incomplete" */
+	__u32 prog_id, sockhash_id, stats_id, meta_id;
+	char prog_tag[17];
+	struct fl_meta meta;
+	__u64 enrolled;
+	__u64 stat[FL_STAT__NR];
+};
+
+static __u32 fl_obj_id(int fd, int is_prog, char *tag_out)
+{
+	if (fd < 0)
+		return 0;
+	if (is_prog) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int i;
+
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return 0;
+		for (i = 0; i < 8 && tag_out; i++)
+			sprintf(tag_out + 2 * i, "%02x", info.tag[i]);
+		return info.id;
+	} else {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	}
+}
+
+/* Sums the per-CPU counters. */
+static int fl_read_stats(int stats_fd, __u64 out[FL_STAT__NR])
+{
+	int ncpu = libbpf_num_possible_cpus(), i, k;
+	struct fl_stats *percpu;
+	__u32 zero = 0;
+
+	if (ncpu <= 0)
+		return -1;
+	percpu = calloc((size_t)ncpu, sizeof(*percpu));
+	if (!percpu)
+		return -1;
+	if (bpf_map_lookup_elem(stats_fd, &zero, percpu)) {
+		free(percpu);
+		return -1;
+	}
+	for (k = 0; k < FL_STAT__NR; k++)
+		for (out[k] = 0, i = 0; i < ncpu; i++)
+			out[k] += percpu[i].c[k];
+	free(percpu);
+	return 0;
+}
+
+static __u64 fl_count_entries(int map_fd)
+{
+	struct fl_key key, next;
+	__u64 n = 0;
+	void *prev = NULL;
+
+	while (n < 10 * FL_SOCKHASH_MAX && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+static int fl_collect(struct fl_status *s, const struct fl_pin_dir *pd, char *err, size_t errlen)
+{
+	struct fl_pins pins;
+
+	memset(s, 0, sizeof(*s));
+	if (fl_pins_open(&pins, pd, err, errlen))
+		return -1;
+	snprintf(s->state, sizeof(s->state), "%s", pins.state == FL_PINS_PRESENT ? "loaded" :
+		 pins.state == FL_PINS_NONE ? "not loaded" : "incomplete");
+	s->loaded = pins.state == FL_PINS_PRESENT;
+	s->prog_id = fl_obj_id(pins.prog_fd, 1, s->prog_tag);
+	s->sockhash_id = fl_obj_id(pins.sockhash_fd, 0, NULL);
+	s->stats_id = fl_obj_id(pins.stats_fd, 0, NULL);
+	s->meta_id = fl_obj_id(pins.meta_fd, 0, NULL);
+	s->meta = pins.meta;
+	if (pins.sockhash_fd >= 0)
+		s->enrolled = fl_count_entries(pins.sockhash_fd);
+	if (pins.stats_fd >= 0 && fl_read_stats(pins.stats_fd, s->stat)) {
+		snprintf(err, errlen, "cannot read the stats map: %s", strerror(errno));
+		fl_pins_close(&pins);
+		return -1;
+	}
+	fl_pins_close(&pins);
+	return 0;
+}
+
+static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd,
+			  const char *kernel)
+{
+	struct fl_json j;
+
+	fl_json_begin(&j, stdout);
+	fl_json_str(&j, "version", FL_VERSION);
+	fl_json_bool(&j, "loaded", s->loaded);
+	fl_json_str(&j, "state", s->state);
+	fl_json_str(&j, "pin_dir", pd->path);
+	fl_json_str(&j, "pin_dir_source", pd->source);
+	fl_json_u64(&j, "prog_id", s->prog_id);
+	fl_json_str(&j, "prog_tag", s->prog_id ? s->prog_tag : NULL);
+	fl_json_object(&j, "map_ids");
+	fl_json_u64(&j, "sockhash", s->sockhash_id);
+	fl_json_u64(&j, "stats", s->stats_id);
+	fl_json_u64(&j, "meta", s->meta_id);
+	fl_json_close(&j);
+	fl_json_u64(&j, "abi_version", s->meta.abi_version);
+	fl_json_u64(&j, "loaded_at_unix", s->meta.loaded_at_unix);
+	fl_json_str(&j, "kernel", kernel);
+	fl_json_u64(&j, "enrolled_sockets", s->enrolled);
+	fl_json_u64(&j, "redirected_msgs", s->stat[FL_STAT_REDIRECTED_MSGS]);
+	fl_json_u64(&j, "redirected_bytes", s->stat[FL_STAT_REDIRECTED_BYTES]);
+	fl_json_u64(&j, "passed_msgs", s->stat[FL_STAT_PASSED_MSGS]);
+	fl_json_u64(&j, "passed_bytes", s->stat[FL_STAT_PASSED_BYTES]);
+	fl_json_end(&j);
+}
+
+static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd,
+			  const char *kernel)
+{
+	char when[64] = "-";
+	time_t t = (time_t)s->meta.loaded_at_unix;
+	struct tm tm;
+
+	if (t && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	printf("fastlocal %s\n", FL_VERSION);
+	printf("  state:       %s\n", s->state);
+	printf("  pin dir:     %s (%s)\n", pd->path, pd->source);
+	printf("  kernel:      %s\n", kernel);
+	if (!s->loaded && !s->prog_id)
+		return;
+	printf("  program:     fl_verdict, id %u, tag %s\n", s->prog_id, s->prog_tag);
+	printf("  maps:        sockhash id %u, stats id %u, meta id %u\n", s->sockhash_id,
+	       s->stats_id, s->meta_id);
+	printf("  loaded at:   %s (abi %u)\n", when, s->meta.abi_version);
+	printf("  enrolled:    %llu sockets\n", (unsigned long long)s->enrolled);
+	printf("  redirected:  %llu msgs, %llu bytes\n",
+	       (unsigned long long)s->stat[FL_STAT_REDIRECTED_MSGS],
+	       (unsigned long long)s->stat[FL_STAT_REDIRECTED_BYTES]);
+	printf("  passed (TCP): %llu msgs, %llu bytes\n",
+	       (unsigned long long)s->stat[FL_STAT_PASSED_MSGS],
+	       (unsigned long long)s->stat[FL_STAT_PASSED_BYTES]);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct fl_status s;
+	struct fl_pin_dir pd;
+	struct utsname u;
+	const char *pin_flag = NULL;
+	char err[512];
+	int c, json = 0;
+
+	optind = 1;
+	opterr = 0; /* one line of our own instead of getopt's */
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pin_flag = optarg; break;
+		case 'j': json = 1; break;
+		case 'h': fputs(fl_status_help, stdout); return FL_EXIT_OK;
+		default: return fl_usage_error("status", "unknown option, or missing value: '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return fl_usage_error("status", "unexpected argument '%s'", argv[optind]);
+	if (fl_pin_dir_resolve(&pd, pin_flag, err, sizeof(err)))
+		return fl_usage_error("status", "%s", err);
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "unknown");
+
+	if (fl_collect(&s, &pd, err, sizeof(err))) {
+		fl_err("status", "%s", err);
+		return FL_EXIT_FAIL;
+	}
+	if (json)
+		fl_print_json(&s, &pd, u.release);
+	else
+		fl_print_text(&s, &pd, u.release);
+	return s.loaded ? FL_EXIT_OK : FL_EXIT_NOT_LOADED;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * probe.h - what this process may do and what this kernel can do.
+ *
+ * Every kernel-compatibility check of the CLI lives in probe.c, each with
+ * the kernel version or commit that it depends on.
+ */
+#ifndef FL_PROBE_H
+#define FL_PROBE_H
+
+#include <stddef.h>
+
+#define FL_SYSFS_BTF "/sys/kernel/btf/vmlinux"
+
+/* 0 if the effective capabilities allow loading; else -1 and a sentence
+ * naming the missing privilege. */
+int fl_probe_load_privileges(char *err, size_t errlen);
+
+/* 0 if BTF is readable at btf_path (NULL: the running kernel's). */
+int fl_probe_btf(const char *btf_path, char *err, size_t errlen);
+
+/* 0 if the kernel has SOCKHASH maps and SK_MSG programs. */
+int fl_probe_sockmap(char *err, size_t errlen);
+
+/* The message fl_probe_sockmap gives; exposed so the test log can show it. */
+const char *fl_probe_sockmap_message(void);
+
+#endif
