@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* config.h - the shim's switches, read from the environment once. */
+#ifndef FL_CONFIG_H
+#define FL_CONFIG_H
+
+enum fl_log_level { FL_LOG_OFF, FL_LOG_ERROR, FL_LOG_WARN, FL_LOG_INFO, FL_LOG_DEBUG };
+
+struct fl_config {
+	int enabled;   /* FASTLOCAL=0 turns the shim into a pure pass-through */
+	int log_level; /* FASTLOCAL_LOG=error|warn|info|debug */
+	char pin_dir[256];
+};
+
+/* The configuration, read on first use (pthread_once) and never changed
+ * afterwards, so callers may keep the pointer. */
+const struct fl_config *fl_config(void);
+
+#endif

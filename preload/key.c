@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* key.c - the sockhash key of a socket, from its addresses. */
+#include "key.h"
+
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+/* IPv4 becomes ::ffff:a.b.c.d so both families share one key space. */
+static int fl_addr16(const struct sockaddr_storage *sa, __u32 ip[4], __u16 *port)
+{
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		ip[0] = ip[1] = 0;
+		ip[2] = htonl(0x0000ffff);
+		ip[3] = in->sin_addr.s_addr;
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		memcpy(ip, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
+int fl_key_build(struct fl_key *k, __u64 netns_cookie, const struct sockaddr_storage *local,
+		 const struct sockaddr_storage *remote)
+{
+	memset(k, 0, sizeof(*k));
+	k->netns_cookie = netns_cookie;
+	if (fl_addr16(local, k->local_ip, &k->local_port) ||
+	    fl_addr16(remote, k->remote_ip, &k->remote_port))
+		return -EAFNOSUPPORT;
+	return 0;
+}
+
+void fl_key_mirror(struct fl_key *out, const struct fl_key *k)
+{
+	memset(out, 0, sizeof(*out));
+	out->netns_cookie = k->netns_cookie;
+	memcpy(out->local_ip, k->remote_ip, sizeof(out->local_ip));
+	memcpy(out->remote_ip, k->local_ip, sizeof(out->remote_ip));
+	out->local_port = k->remote_port;
+	out->remote_port = k->local_port;
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* libc.c - lazily bound trampolines to the real libc symbols. */
+#include "libc.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/* IMPORTANT: initial-exec TLS never allocates on first access, so the guard
+ * is safe in a signal handler and during early startup. */
+static __thread int fl_binding __attribute__((tls_model("initial-exec")));
+
+/*
+ * Returns the real symbol, binding it once. Each trampoline owns its slot:
+ * a word written once (release) and read lock-free (acquire); two threads
+ * racing to bind store the same value.
+ */
+static void *fl_libc_bind(const char *name, void **slot)
+{
+	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (fn || fl_binding)
+		return fn;
+	fl_binding = 1;
+	fn = dlsym(RTLD_NEXT, name);
+	fl_binding = 0;
+	if (fn)
+		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	return fn;
+}
+
+#define FL_LIBC(ret, name, params, args, sysno)                             \
+	ret libc_##name params                                              \
+	{                                                                   \
+		static void *slot;                                          \
+		ret(*fn) params = (ret(*) params)fl_libc_bind(#name, &slot); \
+		if (fn)                                                     \
+			return fn args;                                     \
+		return (ret)syscall sysno;                                  \
+	}
+
+FL_LIBC(int, connect, (int fd, const struct sockaddr *addr, socklen_t len), (fd, addr, len),
+	(SYS_connect, fd, addr, len))
+FL_LIBC(int, accept, (int fd, struct sockaddr *addr, socklen_t *len), (fd, addr, len),
+	(SYS_accept, fd, addr, len))
+FL_LIBC(int, accept4, (int fd, struct sockaddr *addr, socklen_t *len, int flags),
+	(fd, addr, len, flags), (SYS_accept4, fd, addr, len, flags))
+FL_LIBC(int, close, (int fd), (fd), (SYS_close, fd))
+FL_LIBC(int, setsockopt, (int fd, int level, int name, const void *val, socklen_t len),
+	(fd, level, name, val, len), (SYS_setsockopt, fd, level, name, val, len))
+FL_LIBC(ssize_t, send, (int fd, const void *buf, size_t len, int flags), (fd, buf, len, flags),
+	(SYS_sendto, fd, buf, len, flags, NULL, 0))
+FL_LIBC(ssize_t, sendto,
+	(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
+	 socklen_t alen),
+	(fd, buf, len, flags, addr, alen), (SYS_sendto, fd, buf, len, flags, addr, alen))
+FL_LIBC(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags),
+	(SYS_sendmsg, fd, msg, flags))
+FL_LIBC(ssize_t, write, (int fd, const void *buf, size_t len), (fd, buf, len),
+	(SYS_write, fd, buf, len))
+FL_LIBC(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
+	(SYS_writev, fd, iov, iovcnt))
