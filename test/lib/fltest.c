@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fltest.c - helpers for fastlocal's integration tests and tools. */
+#include "fltest.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+int fl_t_failed;
+static char fl_t_why[1024];
+
+void fl_t_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (fl_t_why[0])
+		return;
+	n = snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	vsnprintf(fl_t_why + n, sizeof(fl_t_why) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+const char *fl_t_reason(void)
+{
+	return fl_t_why;
+}
+
+void fl_t_run(const char *name, int (*fn)(void))
+{
+	double t0 = fl_t_now();
+	int r;
+
+	fl_t_why[0] = '\0';
+	r = fn();
+	if (r == 0 && !fl_t_why[0]) {
+		printf("PASS: %s (%.2fs)\n", name, fl_t_now() - t0);
+	} else {
+		printf("FAIL: %s: %s\n", name, fl_t_why[0] ? fl_t_why : "returned an error");
+		fl_t_failed++;
+	}
+	fflush(stdout);
+}
+
+int fl_t_exit_status(void)
+{
+	return fl_t_failed ? 1 : 0;
+}
+
+static const char *fl_t_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v) {
+		fprintf(stderr, "fltest: %s is not set (run the tests through test/run.sh)\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+const char *fl_t_cli(void) { return fl_t_env("FL_TEST_CLI"); }
+const char *fl_t_lib(void) { return fl_t_env("FL_TEST_LIB"); }
+const char *fl_t_pin_dir(void) { return fl_t_env("FASTLOCAL_PIN_DIR"); }
+
+double fl_t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int fl_t_tcp_pair(int family, int *client, int *server)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int lfd, c = -1, s = -1;
+
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*in);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_addr = in6addr_loopback;
+		len = sizeof(*in6);
+	}
+	lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return -1;
+	if (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 16) ||
+	    getsockname(lfd, (struct sockaddr *)&ss, &len))
+		goto fail;
+	c = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&ss, len))
+		goto fail;
+	s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0)
+		goto fail;
+	close(lfd);
+	*client = c;
+	*server = s;
+	return 0;
+fail:
+	if (c >= 0)
+		close(c);
+	close(lfd);
+	return -1;
+}
+
+fl_t_enroll_fn fl_t_enroll(void)
+{
+	static fl_t_enroll_fn fn;
+	void *h;
+
+	if (fn)
+		return fn;
+	h = dlopen(fl_t_lib(), RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "fltest: dlopen %s: %s\n", fl_t_lib(), dlerror());
+		return NULL;
+	}
+	fn = (fl_t_enroll_fn)dlsym(h, "fastlocal_enroll_fd");
+	return fn;
+}
+
+/* Word i of the stream is i * an odd constant ^ seed: a bijection of the
+ * position, so any lost, duplicated or shifted byte changes what is read,
+ * and cheap enough (one multiply per 8 bytes) not to be the bottleneck. */
+static inline uint64_t fl_t_word(uint64_t i, uint64_t seed)
+{
+	return (i * 0x9e3779b97f4a7c15ULL) ^ (seed * 0xbf58476d1ce4e5b9ULL);
+}
+
+void fl_t_pattern(uint8_t *buf, uint64_t off, size_t len, uint64_t seed)
+{
+	size_t i = 0;
+
+	while (i < len && ((off + i) & 7)) { /* unaligned head */
+		uint64_t pos = off + i;
+
+		buf[i++] = (uint8_t)(fl_t_word(pos >> 3, seed) >> (8 * (pos & 7)));
+	}
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w = fl_t_word((off + i) >> 3, seed);
+
+		memcpy(buf + i, &w, 8); /* little-endian: byte k of the word at offset k */
+	}
+	for (; i < len; i++) { /* tail */
+		uint64_t pos = off + i;
+
+		buf[i] = (uint8_t)(fl_t_word(pos >> 3, seed) >> (8 * (pos & 7)));
+	}
+}
+
+int64_t fl_t_pattern_check(const uint8_t *buf, uint64_t off, size_t len, uint64_t seed)
+{
+	uint8_t tmp[16384];
+	size_t done = 0, i;
+
+	while (done < len) {
+		size_t n = len - done < sizeof(tmp) ? len - done : sizeof(tmp);
+
+		fl_t_pattern(tmp, off + done, n, seed);
+		if (memcmp(tmp, buf + done, n))
+			for (i = 0; i < n; i++)
+				if (tmp[i] != buf[done + i])
+					return (int64_t)(off + done + i);
+		done += n;
+	}
+	return -1;
+}
+
+static void *fl_t_writer(void *arg)
+{
+	struct fl_t_stream *s = arg;
+	uint8_t *buf = malloc(s->wsize);
+	uint64_t off = 0;
+	int hooked = 0;
+
+	if (!buf) {
+		s->error = ENOMEM;
+		return NULL;
+	}
+	while (off < s->total) {
+		size_t n = s->total - off < s->wsize ? (size_t)(s->total - off) : s->wsize;
+		size_t done = 0;
+
+		fl_t_pattern(buf, off, n, s->seed);
+		while (done < n) {
+			ssize_t w = write(s->wfd, buf + done, n - done);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				s->error = w < 0 ? errno : EPIPE;
+				free(buf);
+				return NULL;
+			}
+			done += (size_t)w;
+		}
+		off += n;
+		if (s->hook && !hooked && s->hook_at && off >= s->hook_at) {
+			hooked = 1;
+			s->hook(s->hook_arg);
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static void *fl_t_reader(void *arg)
+{
+	struct fl_t_stream *s = arg;
+	size_t cap = 1 << 20;
+	uint8_t *buf = malloc(cap);
+
+	if (!buf) {
+		s->error = ENOMEM;
+		return NULL;
+	}
+	while (s->received < s->total) {
+		ssize_t r = read(s->rfd, buf, cap);
+		int64_t bad;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			s->error = r < 0 ? errno : ECONNRESET; /* early EOF */
+			break;
+		}
+		if (s->bad_offset < 0) {
+			bad = fl_t_pattern_check(buf, s->received, (size_t)r, s->seed);
+			if (bad >= 0)
+				s->bad_offset = bad;
+		}
+		s->received += (uint64_t)r;
+	}
+	free(buf);
+	return NULL;
+}
+
+int fl_t_stream_run(struct fl_t_stream *s, size_t n)
+{
+	pthread_t th[2 * 64];
+	double t0 = fl_t_now();
+	size_t i;
+	int ok = 1;
+
+	if (n > 64)
+		return -1;
+	for (i = 0; i < n; i++) {
+		s[i].received = 0;
+		s[i].bad_offset = -1;
+		s[i].error = 0;
+		pthread_create(&th[2 * i], NULL, fl_t_reader, &s[i]);
+		pthread_create(&th[2 * i + 1], NULL, fl_t_writer, &s[i]);
+	}
+	for (i = 0; i < 2 * n; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < n; i++) {
+		s[i].seconds = fl_t_now() - t0;
+		if (s[i].error || s[i].bad_offset >= 0 || s[i].received != s[i].total)
+			ok = 0;
+	}
+	return ok ? 0 : -1;
+}
+
+uint64_t fl_t_tcp_outsegs(void)
+{
+	FILE *f = fopen("/proc/net/snmp", "r");
+	char names[1024], values[1024];
+	uint64_t v = UINT64_MAX;
+
+	if (!f)
+		return v;
+	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		char *sn, *sv, *n, *val;
+
+		if (strncmp(names, "Tcp:", 4))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		val = strtok_r(values, " \n", &sv);
+		while (n && val) {
+			if (!strcmp(n, "OutSegs")) {
+				v = strtoull(val, NULL, 10);
+				break;
+			}
+			n = strtok_r(NULL, " \n", &sn);
+			val = strtok_r(NULL, " \n", &sv);
+		}
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+uint64_t fl_t_status_u64(const char *key)
+{
+	char cmd[1024], out[8192], pat[128], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "'%s' status --json", fl_t_cli());
+	f = popen(cmd, "r");
+	if (!f)
+		return UINT64_MAX;
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	pclose(f);
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(out, pat);
+	return p ? strtoull(p + strlen(pat), NULL, 10) : UINT64_MAX;
+}
+
+int fl_t_sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}

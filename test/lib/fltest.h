@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * fltest.h - helpers for fastlocal's integration tests and tools.
+ *
+ * A test program runs subtests named in plain English with FL_T_RUN; each
+ * prints "PASS: <name>" or "FAIL: <name>: <why>", which test/run.sh counts.
+ */
+#ifndef FL_TEST_H
+#define FL_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- reporting */
+extern int fl_t_failed; /* subtests failed so far in this program */
+
+/* Records why the current subtest failed (the first reason wins). */
+void fl_t_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define FL_T_CHECK(cond, ...)                                         \
+	do {                                                          \
+		if (!(cond)) {                                        \
+			fl_t_fail(__FILE__, __LINE__, __VA_ARGS__);   \
+			return -1;                                    \
+		}                                                     \
+	} while (0)
+
+/* Why the current subtest failed so far ("" if it has not). */
+const char *fl_t_reason(void);
+
+/* Runs one subtest: fn returns 0 for pass. */
+void fl_t_run(const char *name, int (*fn)(void));
+#define FL_T_RUN(name, fn) fl_t_run(name, fn)
+
+/* Exit status for main: 0 if every subtest passed. */
+int fl_t_exit_status(void);
+
+/* ---- environment given by test/run.sh */
+const char *fl_t_cli(void);     /* $FL_TEST_CLI: the fastlocal binary */
+const char *fl_t_lib(void);     /* $FL_TEST_LIB: libfastlocal.so */
+const char *fl_t_pin_dir(void); /* $FASTLOCAL_PIN_DIR */
+
+/* ---- sockets */
+/* A connected loopback TCP pair (family AF_INET or AF_INET6): *client from
+ * connect(), *server from accept(). 0 or -1. */
+int fl_t_tcp_pair(int family, int *client, int *server);
+
+/* fastlocal_enroll_fd from the shim, loaded with dlopen (so this program's
+ * own calls are not interposed). NULL if the shim cannot be loaded. */
+typedef int (*fl_t_enroll_fn)(int fd);
+fl_t_enroll_fn fl_t_enroll(void);
+
+/* ---- data */
+/* Fills buf with the pattern bytes at stream offsets [off, off+len). The
+ * pattern depends on the position and the seed, so a lost, duplicated or
+ * reordered byte shows. */
+void fl_t_pattern(uint8_t *buf, uint64_t off, size_t len, uint64_t seed);
+
+/* Offset of the first byte of buf that differs from the pattern, or -1. */
+int64_t fl_t_pattern_check(const uint8_t *buf, uint64_t off, size_t len, uint64_t seed);
+
+struct fl_t_stream {
+	int wfd, rfd;       /* write into wfd, read and verify from rfd */
+	uint64_t total;     /* bytes to move */
+	size_t wsize;       /* bytes per write() */
+	uint64_t seed;
+	/* Called by the writer once after 'hook_at' bytes (0: never). */
+	uint64_t hook_at;
+	void (*hook)(void *arg);
+	void *hook_arg;
+	/* results */
+	uint64_t received;
+	int64_t bad_offset; /* first wrong byte, -1 if none */
+	int error;          /* errno of a failed read/write, 0 if none */
+	double seconds;
+};
+
+/* Streams s->total bytes with a writer and a verifying reader thread.
+ * Several streams run concurrently. 0 if every byte arrived intact. */
+int fl_t_stream_run(struct fl_t_stream *s, size_t n);
+
+/* ---- system counters */
+/* Tcp OutSegs from /proc/net/snmp (this network namespace). */
+uint64_t fl_t_tcp_outsegs(void);
+
+/* Runs "$FL_TEST_CLI status --json" and returns the value of a numeric key,
+ * or UINT64_MAX if it cannot be read. */
+uint64_t fl_t_status_u64(const char *key);
+
+/* Runs a shell command, returns its exit status (or -1). */
+int fl_t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+double fl_t_now(void);
+
+#endif

@@ -1,0 +1,92 @@
+#!/bin/sh
+# test/run.sh BUILD_DIR - runs every test against the real kernel.
+#
+# Loads fastlocal into a private pin dir (a developer's own load is never
+# touched), runs the unit tests and every program and script in
+# test/integration/, counts PASS:/FAIL: lines, unloads even on failure, and
+# ends with "N passed, N failed". If BPF cannot be loaded the suite fails.
+set -u
+BUILD=${1:-build}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
+
+export FL_TEST_CLI="$BUILD/fastlocal"
+export FL_TEST_LIB="$BUILD/libfastlocal.so"
+export FL_TEST_BUILD="$BUILD"
+export FL_TEST_TOP="$top"
+export FASTLOCAL_PIN_DIR="/sys/fs/bpf/fastlocal-test-$$"
+# Under ASan a preloaded shim needs the ASan runtime ahead of it.
+FL_TEST_ASAN_RT=""
+case $BUILD in *-san) FL_TEST_ASAN_RT=$(${CC:-gcc} -print-file-name=libasan.so) ;; esac
+export FL_TEST_ASAN_RT
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+
+passed=0
+failed=0
+log=$(mktemp)
+
+cleanup() {
+	"$FL_TEST_CLI" unload >/dev/null 2>&1
+	rm -f "$log"
+}
+trap cleanup EXIT INT TERM
+
+echo "== fastlocal tests ($BUILD, pin dir $FASTLOCAL_PIN_DIR)"
+if [ "$(id -u)" != 0 ]; then
+	echo "FATAL: the tests load BPF programs and must run as root" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if ! "$FL_TEST_CLI" load >"$log" 2>&1; then
+	echo "FATAL: cannot load the BPF program; the suite cannot run:" >&2
+	cat "$log" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# count OUTPUT_FILE EXIT_STATUS NAME: adds its PASS/FAIL lines to the totals.
+count() {
+	p=$(grep -c '^PASS: ' "$1")
+	f=$(grep -c '^FAIL: ' "$1")
+	if [ "$2" != 0 ] && [ "$f" = 0 ]; then
+		echo "FAIL: $3 exited with status $2"
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+for t in "$BUILD"/test/unit_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	echo "-- $name"
+	CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
+	st=$?
+	cat "$log"
+	# cmocka: "[       OK ] name" / "[  FAILED  ] name"
+	sed -n 's/^\[       OK \] \(.*\)/PASS: \1/p; s/^\[  FAILED  \] \([^0-9].*\)/FAIL: \1/p' "$log" >"$log.c"
+	count "$log.c" "$st" "$name"
+	rm -f "$log.c"
+done
+
+for t in "$BUILD"/test/*  "$top"/test/integration/*.sh; do
+	case $(basename "$t") in unit_*) continue ;; esac
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	name=$(basename "$t")
+	echo "-- $name"
+	"$t" >"$log" 2>&1
+	st=$?
+	cat "$log"
+	count "$log" "$st" "$name"
+	# A test that unloaded must leave fastlocal loaded for the next one.
+	"$FL_TEST_CLI" load >/dev/null 2>&1
+done
+
+if [ $((passed + failed)) = 0 ]; then
+	echo "FAIL: no tests were found in $BUILD/test (build them with 'make test-build')"
+	failed=1
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
