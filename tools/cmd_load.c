@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "pin_dir.h"
 #include "pins.h"
 #include "probe.h"
@@ -92,66 +92,48 @@ static int fl_pin_all(struct fastlocal_bpf *skel, const struct fl_pin_dir *pd, c
 
 int cmd_load(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "replace", no_argument, NULL, 'r' },
-		{ "btf", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct fastlocal_bpf *skel = NULL;
 	struct fl_pins pins = { .prog_fd = -1, .sockhash_fd = -1, .stats_fd = -1, .meta_fd = -1 };
-	struct fl_pin_dir pd;
+	struct fl_cli_opts o;
+	struct fl_pin_dir *pd = &o.pd;
 	struct fl_meta meta = { .abi_version = FL_ABI_VERSION };
-	const char *pin_flag = NULL, *btf = NULL;
 	char err[512];
-	int replace = 0, c, lock_fd = -1, ret = FL_EXIT_FAIL;
+	int lock_fd = -1, ret;
 	__u32 zero = 0;
 
-	optind = 1;
-	opterr = 0; /* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': pin_flag = optarg; break;
-		case 'r': replace = 1; break;
-		case 'b': btf = optarg; break;
-		case 'h': fputs(fl_load_help, stdout); return FL_EXIT_OK;
-		default: return fl_usage_error("load", "unknown option, or missing value: '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return fl_usage_error("load", "unexpected argument '%s'", argv[optind]);
-	if (fl_pin_dir_resolve(&pd, pin_flag, err, sizeof(err)))
-		return fl_usage_error("load", "%s", err);
+	ret = fl_cli_parse(argc, argv, fl_load_help, FL_OPT_REPLACE | FL_OPT_BTF, &o);
+	if (ret >= 0)
+		return ret;
+	ret = FL_EXIT_FAIL;
 
 	if (fl_probe_load_privileges(err, sizeof(err)) ||
-	    fl_probe_btf(btf, err, sizeof(err)) ||
+	    fl_probe_btf(o.btf, err, sizeof(err)) ||
 	    fl_probe_sockmap(err, sizeof(err)) ||
-	    fl_pin_dir_prepare(&pd, err, sizeof(err)))
+	    fl_pin_dir_prepare(pd, err, sizeof(err)))
 		goto fail;
 
 	/* Two loads at once must not interleave their pins. */
-	lock_fd = open(pd.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lock_fd = open(pd->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock_fd < 0 || flock(lock_fd, LOCK_EX)) {
-		snprintf(err, sizeof(err), "cannot lock %s: %s", pd.path, strerror(errno));
+		snprintf(err, sizeof(err), "cannot lock %s: %s", pd->path, strerror(errno));
 		goto fail;
 	}
 
 	meta.object_hash = fl_object_hash();
-	if (fl_pins_open(&pins, &pd, err, sizeof(err)))
+	if (fl_pins_open(&pins, pd, err, sizeof(err)))
 		goto fail;
 	if (pins.state == FL_PINS_PRESENT && pins.meta.abi_version == FL_ABI_VERSION &&
 	    pins.meta.object_hash == meta.object_hash) {
-		printf("fastlocal: already loaded in %s (program id %d); nothing to do\n", pd.path,
+		printf("fastlocal: already loaded in %s (program id %d); nothing to do\n", pd->path,
 		       fl_prog_id(pins.prog_fd));
 		ret = FL_EXIT_OK;
 		goto out;
 	}
-	if (pins.state != FL_PINS_NONE && !replace) {
+	if (pins.state != FL_PINS_NONE && !o.replace) {
 		snprintf(err, sizeof(err), "%s holds %s (abi %u, object %016llx, this build: abi %d, "
 			 "object %016llx); 'fastlocal load --replace' replaces it",
-			 pd.path, pins.state == FL_PINS_PARTIAL ? "an incomplete load" :
+			 pd->path, pins.state == FL_PINS_PARTIAL ? "an incomplete load" :
 			 "a different fastlocal object", pins.meta.abi_version,
 			 (unsigned long long)pins.meta.object_hash, FL_ABI_VERSION,
 			 (unsigned long long)meta.object_hash);
@@ -159,7 +141,7 @@ int cmd_load(int argc, char **argv)
 	}
 
 	libbpf_set_print(fl_libbpf_print);
-	open_opts.btf_custom_path = btf;
+	open_opts.btf_custom_path = o.btf;
 	skel = fastlocal_bpf__open_opts(&open_opts);
 	if (!skel) {
 		snprintf(err, sizeof(err), "cannot open the BPF object: %s", strerror(errno));
@@ -180,16 +162,16 @@ int cmd_load(int argc, char **argv)
 		snprintf(err, sizeof(err), "cannot write the meta map: %s", strerror(errno));
 		goto fail;
 	}
-	if (pins.state != FL_PINS_NONE && fl_pins_remove(&pd, 1, err, sizeof(err)) < 0)
+	if (pins.state != FL_PINS_NONE && fl_pins_remove(pd, 1, err, sizeof(err)) < 0)
 		goto fail;
-	if (fl_pin_all(skel, &pd, err, sizeof(err))) {
+	if (fl_pin_all(skel, pd, err, sizeof(err))) {
 		char ignored[256];
 
-		fl_pins_remove(&pd, 1, ignored, sizeof(ignored)); /* no half-pinned state */
+		fl_pins_remove(pd, 1, ignored, sizeof(ignored)); /* no half-pinned state */
 		goto fail;
 	}
 	printf("fastlocal: %s in %s (program id %d)\n", pins.state == FL_PINS_NONE ? "loaded" :
-	       "replaced", pd.path, fl_prog_id(bpf_program__fd(skel->progs.fl_verdict)));
+	       "replaced", pd->path, fl_prog_id(bpf_program__fd(skel->progs.fl_verdict)));
 	ret = FL_EXIT_OK;
 	goto out;
 fail:

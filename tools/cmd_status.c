@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_status.c - "fastlocal status [--json]": what is loaded, and the counters. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "json.h"
 #include "pin_dir.h"
 #include "pins.h"
@@ -182,43 +182,24 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct fl_cli_opts o;
 	struct fl_status s;
-	struct fl_pin_dir pd;
 	struct utsname u;
-	const char *pin_flag = NULL;
 	char err[512];
-	int c, json = 0;
+	int ret = fl_cli_parse(argc, argv, fl_status_help, FL_OPT_JSON, &o);
 
-	optind = 1;
-	opterr = 0; /* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': pin_flag = optarg; break;
-		case 'j': json = 1; break;
-		case 'h': fputs(fl_status_help, stdout); return FL_EXIT_OK;
-		default: return fl_usage_error("status", "unknown option, or missing value: '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return fl_usage_error("status", "unexpected argument '%s'", argv[optind]);
-	if (fl_pin_dir_resolve(&pd, pin_flag, err, sizeof(err)))
-		return fl_usage_error("status", "%s", err);
+	if (ret >= 0)
+		return ret;
 	if (uname(&u))
 		snprintf(u.release, sizeof(u.release), "unknown");
 
-	if (fl_collect(&s, &pd, err, sizeof(err))) {
+	if (fl_collect(&s, &o.pd, err, sizeof(err))) {
 		fl_err("status", "%s", err);
 		return FL_EXIT_FAIL;
 	}
-	if (json)
-		fl_print_json(&s, &pd, u.release);
+	if (o.json)
+		fl_print_json(&s, &o.pd, u.release);
 	else
-		fl_print_text(&s, &pd, u.release);
+		fl_print_text(&s, &o.pd, u.release);
 	return s.loaded ? FL_EXIT_OK : FL_EXIT_NOT_LOADED;
 }

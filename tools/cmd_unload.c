@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* cmd_unload.c - "fastlocal unload": remove the pins. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
+#include "cli_opts.h"
 #include "pin_dir.h"
 #include "pins.h"
 
@@ -20,38 +20,20 @@ static const char fl_unload_help[] =
 
 int cmd_unload(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct fl_pin_dir pd;
-	const char *pin_flag = NULL;
+	struct fl_cli_opts o;
 	char err[512];
-	int c, n;
+	int n = fl_cli_parse(argc, argv, fl_unload_help, 0, &o);
 
-	optind = 1;
-	opterr = 0; /* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': pin_flag = optarg; break;
-		case 'h': fputs(fl_unload_help, stdout); return FL_EXIT_OK;
-		default: return fl_usage_error("unload", "unknown option, or missing value: '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return fl_usage_error("unload", "unexpected argument '%s'", argv[optind]);
-	if (fl_pin_dir_resolve(&pd, pin_flag, err, sizeof(err)))
-		return fl_usage_error("unload", "%s", err);
-
-	n = fl_pins_remove(&pd, 0, err, sizeof(err));
+	if (n >= 0)
+		return n;
+	n = fl_pins_remove(&o.pd, 0, err, sizeof(err));
 	if (n < 0) {
 		fl_err("unload", "%s", err);
 		return FL_EXIT_FAIL;
 	}
 	if (n == 0)
-		printf("fastlocal: nothing loaded in %s\n", pd.path);
+		printf("fastlocal: nothing loaded in %s\n", o.pd.path);
 	else
-		printf("fastlocal: unloaded %s\n", pd.path);
+		printf("fastlocal: unloaded %s\n", o.pd.path);
 	return FL_EXIT_OK;
 }

@@ -40,13 +40,19 @@ static const struct fl_command fl_commands[] = {
 	{ "run", cmd_run },
 };
 
+/* "fastlocal[ cmd]: message" on stderr, without the newline. */
+static void fl_vmsg(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "fastlocal%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+}
+
 void fl_err(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "fastlocal%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	fl_vmsg(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -55,9 +61,8 @@ int fl_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "fastlocal%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	fl_vmsg(cmd, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see 'fastlocal %s%s--help')\n", cmd ? cmd : "", cmd ? " " : "");
 	return FL_EXIT_USAGE;
