@@ -15,7 +15,7 @@ export FL_TEST_CLI="$BUILD/fastlocal"
 export FL_TEST_LIB="$BUILD/libfastlocal.so"
 export FL_TEST_BUILD="$BUILD"
 export FL_TEST_TOP="$top"
-export FASTLOCAL_PIN_DIR="/sys/fs/bpf/fastlocal-test-$$"
+export FASTLOCAL_PIN_DIR="${FL_TEST_PIN_DIR:-/sys/fs/bpf/fastlocal-test-$$}"
 # Under ASan a preloaded shim needs the ASan runtime ahead of it.
 FL_TEST_ASAN_RT=""
 case $BUILD in *-san) FL_TEST_ASAN_RT=$(${CC:-gcc} -print-file-name=libasan.so) ;; esac
