@@ -1,23 +1,31 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fastlocal.bpf.c - the SK_MSG verdict program and its maps.
+ * fastlocal.bpf.c - the verdict and sockops programs and their maps.
  *
- * Every sendmsg() on a socket in fl_sockhash runs fl_verdict. It looks up
- * the other end of the connection under the mirrored key and, if that socket
- * is enrolled too, moves the message straight into its receive queue
- * (BPF_F_INGRESS). Otherwise the message goes out over plain TCP.
+ * fl_sockops (cgroup sockops, attached at the cgroup2 root) records each TCP
+ * connection's pair of initial sequence numbers when it is established, and
+ * releases an enrolled socket's slot when the socket dies.
  *
- * IMPORTANT: fl_verdict only ever returns SK_PASS. SK_DROP would make the
- * sender's write fail with EACCES and lose the bytes; when the redirect is
- * not set up, SK_PASS hands the message to TCP, which is always correct.
+ * fl_verdict (SK_MSG, attached to fl_sockhash) runs on every sendmsg() of an
+ * enrolled socket. It moves the message straight into the peer's receive
+ * queue when three things hold, and hands it to TCP otherwise:
+ *   - the peer is enrolled (its key, which carries the ISN pair, is found);
+ *   - the ordering gate is open: every byte this socket ever sent, over TCP
+ *     or redirected, has been read by the peer's application (kernel-facts
+ *     trap 1: redirected data overtakes unread TCP data);
+ *   - flow control: the peer's unread redirected bytes stay within its
+ *     budget (trap 4: redirect has no backpressure of its own).
+ * Once a direction falls back to TCP it returns to redirect only when the
+ * gate holds again. docs/design.md has the argument and the state machine.
+ *
+ * IMPORTANT: both programs only ever return "continue": fl_verdict returns
+ * SK_PASS (SK_DROP would fail the write and lose the bytes; SK_PASS with no
+ * redirect set is plain TCP), fl_sockops returns 1.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "fastlocal.h"
-
-#define AF_INET 2
-#define AF_INET6 10
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -30,6 +38,31 @@ struct {
 	__type(value, __u64);
 } fl_sockhash SEC(".maps");
 
+/* Per-socket identity: ISNs from sockops, keys and slot from the shim. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fl_sk);
+} fl_sk SEC(".maps");
+
+/* Live per-socket counters, mmap-ed by every shim. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FL_SLOTS_MAX);
+	__type(key, __u32);
+	__type(value, struct fl_slot);
+} fl_slots SEC(".maps");
+
+/* key of an enrolled socket -> its slot; how a sender finds its peer's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FL_SLOTS_MAX);
+	__type(key, struct fl_key);
+	__type(value, struct fl_slot_ref);
+} fl_slot_index SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -37,7 +70,16 @@ struct {
 	__type(value, struct fl_stats);
 } fl_stats SEC(".maps");
 
-/* Filled by the loader; never touched by the program. */
+/* Shim counters; the programs never touch it, it is here to be pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fl_ustats);
+} fl_ustats SEC(".maps");
+
+/* Filled by the loader; never touched by the programs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -45,62 +87,187 @@ struct {
 	__type(value, struct fl_meta);
 } fl_meta SEC(".maps");
 
-static __always_inline void fl_count(__u32 msgs_idx, __u32 bytes_idx, __u64 bytes)
+static __always_inline void fl_count(__u32 idx, __u64 v)
 {
 	__u32 zero = 0;
 	struct fl_stats *st = bpf_map_lookup_elem(&fl_stats, &zero);
 
-	if (!st)
-		return;
-	/* Per-CPU value, and the socket lock serialises this socket: no atomics. */
-	if (msgs_idx < FL_STAT_SLOTS)
-		st->c[msgs_idx] += 1;
-	if (bytes_idx < FL_STAT_SLOTS)
-		st->c[bytes_idx] += bytes;
+	/* Per-CPU value: no other writer runs on this CPU meanwhile. */
+	if (st && idx < FL_STAT_SLOTS)
+		st->c[idx] += v;
 }
 
-/* The key of the other end: same namespace, local and remote swapped.
- *
- * IMPORTANT: every context field is read unconditionally, before branching
- * on the family; otherwise clang merges the IPv4 and IPv6 loads into one
- * computed context pointer, which the verifier rejects ("dereference of
- * modified ctx ptr"). */
-static __always_inline void fl_peer_key(struct sk_msg_md *msg, struct fl_key *peer)
-{
-	__u32 family = msg->family;
-	__u32 l4 = msg->local_ip4, r4 = msg->remote_ip4;
-	__u32 l6[4] = { msg->local_ip6[0], msg->local_ip6[1], msg->local_ip6[2], msg->local_ip6[3] };
-	__u32 r6[4] = { msg->remote_ip6[0], msg->remote_ip6[1], msg->remote_ip6[2], msg->remote_ip6[3] };
-	int i;
+/* ------------------------------------------------------------- sockops */
 
-	peer->netns_cookie = bpf_get_netns_cookie(msg);
-	if (family == AF_INET) {
-		peer->local_ip[2] = bpf_htonl(0x0000ffff);
-		peer->local_ip[3] = r4;
-		peer->remote_ip[2] = bpf_htonl(0x0000ffff);
-		peer->remote_ip[3] = l4;
-	} else {
-		for (i = 0; i < 4; i++) {
-			peer->local_ip[i] = r6[i];
-			peer->remote_ip[i] = l6[i];
-		}
+static __always_inline void fl_record_isn(struct bpf_sock_ops *skops, int active)
+{
+	struct bpf_sock *sk = skops->sk;
+	struct fl_sk *st;
+
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&fl_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	/*
+	 * The ISNs, from what the socket has counted since its SYN. The active
+	 * end counted its SYN in bytes_acked when the SYN-ACK acked it
+	 * (tcp_ack -> tcp_snd_una_update); the passive end starts with
+	 * snd_una = ISN + 1 and bytes_acked = 0 (tcp_create_openreq_child).
+	 * bytes_received never counts the peer's SYN but does count TFO data
+	 * carried in it, so both formulas hold with Fast Open too. A mismatch
+	 * would only make the keys differ, which keeps the pair on TCP.
+	 */
+	st->snd_isn = skops->snd_una - (__u32)skops->bytes_acked - (active ? 0 : 1);
+	st->rcv_isn = skops->rcv_nxt - (__u32)skops->bytes_received - 1;
+	st->flags = FL_SK_ISN | (active ? FL_SK_ACTIVE : 0);
+	/* Ask for state changes so that the slot is released when it dies. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+	fl_count(FL_STAT_ISN_RECORDED, 1);
+}
+
+/* The socket is gone (TCP_CLOSE): give its slot back, however it died. */
+static __always_inline void fl_release(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock *sk = skops->sk;
+	struct fl_slot_ref *ref;
+	struct fl_slot *slot;
+	struct fl_sk *st;
+
+	if (!sk)
+		return;
+	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
+	if (!st || !(st->flags & FL_SK_ENROLLED))
+		return;
+	ref = bpf_map_lookup_elem(&fl_slot_index, &st->key);
+	if (ref && ref->owner == st->cookie)
+		bpf_map_delete_elem(&fl_slot_index, &st->key);
+	slot = bpf_map_lookup_elem(&fl_slots, &st->slot);
+	if (slot && slot->owner == st->cookie)
+		__sync_val_compare_and_swap(&slot->owner, st->cookie, 0);
+	st->flags &= ~FL_SK_ENROLLED;
+	fl_count(FL_STAT_SLOTS_FREED, 1);
+}
+
+SEC("sockops")
+int fl_sockops(struct bpf_sock_ops *skops)
+{
+	switch (skops->op) {
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		fl_record_isn(skops, 1);
+		break;
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		fl_record_isn(skops, 0);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		if (skops->args[1] == BPF_TCP_CLOSE)
+			fl_release(skops);
+		break;
+	default:
+		break;
 	}
-	/* local_port is host order; remote_port holds the network-order port in
-	 * its upper 16 bits (kernel-facts.md). */
-	peer->local_port = (__u16)bpf_ntohl(msg->remote_port);
-	peer->remote_port = (__u16)msg->local_port;
+	return 1;
+}
+
+/* ------------------------------------------------------------- verdict */
+
+/* The peer's slot: cached in ours after the first lookup, re-checked by its
+ * owner tag every time (a slot is reused once its socket dies). */
+static __always_inline struct fl_slot *fl_peer_slot(struct fl_slot *me, struct fl_sk *st)
+{
+	struct fl_slot_ref *ref;
+	struct fl_slot *p;
+	__u32 idx;
+
+	if (me->peer_slot) {
+		idx = me->peer_slot - 1;
+		p = bpf_map_lookup_elem(&fl_slots, &idx);
+		if (p && p->owner == me->peer_owner && me->peer_owner)
+			return p;
+	}
+	ref = bpf_map_lookup_elem(&fl_slot_index, &st->peer);
+	if (!ref)
+		return NULL;
+	idx = ref->slot;
+	p = bpf_map_lookup_elem(&fl_slots, &idx);
+	if (!p || !ref->owner || p->owner != ref->owner)
+		return NULL;
+	me->peer_slot = idx + 1;
+	me->peer_owner = ref->owner;
+	return p;
+}
+
+static __always_inline int fl_pass(struct fl_slot *me, __u32 reason_stat, __u64 len)
+{
+	if (me) {
+		me->dir = FL_DIR_TCP;
+		me->dir_reason = (__u16)reason_stat;
+	}
+	fl_count(FL_STAT_PASSED_MSGS, 1);
+	fl_count(FL_STAT_PASSED_BYTES, len);
+	fl_count(reason_stat, len);
+	return SK_PASS;
 }
 
 SEC("sk_msg")
 int fl_verdict(struct sk_msg_md *msg)
 {
-	struct fl_key peer = {};
-	__u64 len = msg->size;
+	struct bpf_sock *sk = msg->sk;
+	__u64 len = msg->size, sent, consumed, unread;
+	struct fl_slot *me, *peer;
+	struct tcp_sock *tp;
+	struct fl_key peer_key;
+	struct fl_sk *st;
+	__u32 wseq;
 
-	fl_peer_key(msg, &peer);
-	if (bpf_msg_redirect_hash(msg, &fl_sockhash, &peer, BPF_F_INGRESS) == SK_PASS)
-		fl_count(FL_STAT_REDIRECTED_MSGS, FL_STAT_REDIRECTED_BYTES, len);
-	else
-		fl_count(FL_STAT_PASSED_MSGS, FL_STAT_PASSED_BYTES, len);
+	if (!sk)
+		return fl_pass(NULL, FL_STAT_PASS_NOT_ENROLLED_BYTES, len);
+	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
+	if (!st || !(st->flags & FL_SK_ENROLLED))
+		return fl_pass(NULL, FL_STAT_PASS_NOT_ENROLLED_BYTES, len);
+	me = bpf_map_lookup_elem(&fl_slots, &st->slot);
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!me || !tp)
+		return fl_pass(NULL, FL_STAT_PASS_NOT_ENROLLED_BYTES, len);
+
+	/* Kernel truth: every byte this socket ever queued to TCP advanced
+	 * write_seq (the socket lock serialises this program per socket). */
+	wseq = tp->write_seq;
+	me->tcp_sent += (__u32)(wseq - me->last_write_seq);
+	me->last_write_seq = wseq;
+
+	peer = fl_peer_slot(me, st);
+	if (!peer)
+		return fl_pass(me, FL_STAT_PASS_NO_PEER_BYTES, len);
+	if (peer->flags & FL_SLOT_BLIND)
+		return fl_pass(me, FL_STAT_PASS_BLIND_BYTES, len);
+
+	/* consumed only lags the truth (the shim adds after each read), so
+	 * unread can only be overestimated: the safe direction. */
+	sent = me->tcp_sent + me->redirected;
+	consumed = peer->consumed & FL_CONSUMED_MASK;
+	if (consumed > sent)
+		return fl_pass(me, FL_STAT_PASS_GATE_BYTES, len); /* cannot be: stay safe */
+	unread = sent - consumed;
+	if (me->dir != FL_DIR_REDIRECT) {
+		/* The gate: redirected bytes must not overtake unread ones. */
+		if (unread)
+			return fl_pass(me, FL_STAT_PASS_GATE_BYTES, len);
+		fl_count(FL_STAT_GATE_OPENED, 1);
+	} else if (unread && unread + len > peer->budget) {
+		/* Redirect -> TCP is order-safe: the reader drains the
+		 * redirected queue before it sees TCP data. */
+		fl_count(FL_STAT_FLOW_FALLBACKS, 1);
+		return fl_pass(me, FL_STAT_PASS_FLOW_BYTES, len);
+	}
+
+	peer_key = st->peer;
+	if (bpf_msg_redirect_hash(msg, &fl_sockhash, &peer_key, BPF_F_INGRESS) != SK_PASS)
+		return fl_pass(me, 13, len);
+	me->dir = FL_DIR_REDIRECT;
+	me->dir_reason = 0;
+	me->redirected += len;
+	fl_count(FL_STAT_REDIRECTED_MSGS, 1);
+	fl_count(FL_STAT_REDIRECTED_BYTES, len);
 	return SK_PASS;
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * fastlocal.h - the layouts that the verdict program and user space share.
+ * fastlocal.h - the layouts that the BPF programs and user space share.
  *
  * This is the only place where a map key or value is defined. The BPF side
- * includes it after vmlinux.h, user space after <linux/types.h>; both see the
+ * includes it after vmlinux.h, user space gets <linux/types.h>; both see the
  * same __u* types, and every struct is laid out with explicit padding so that
  * clang -target bpf and gcc agree byte for byte.
+ *
+ * docs/design.md explains the key, the ordering gate and flow control.
  */
 #ifndef FASTLOCAL_H
 #define FASTLOCAL_H
@@ -15,27 +17,35 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 1
+#define FL_ABI_VERSION 2
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
 /* Names of the pins inside the pin dir. */
 #define FL_PIN_PROG_VERDICT "prog_verdict"
+#define FL_PIN_PROG_SOCKOPS "prog_sockops"
+#define FL_PIN_LINK_SOCKOPS "link_sockops"
 #define FL_PIN_MAP_SOCKHASH "map_sockhash"
+#define FL_PIN_MAP_SK       "map_sk"
+#define FL_PIN_MAP_SLOTS    "map_slots"
+#define FL_PIN_MAP_SLOT_IDX "map_slot_index"
 #define FL_PIN_MAP_STATS    "map_stats"
+#define FL_PIN_MAP_USTATS   "map_ustats"
 #define FL_PIN_MAP_META     "map_meta"
 
 #define FL_SOCKHASH_MAX 65536
+#define FL_SLOTS_MAX    65536
 
 /*
  * struct fl_key - names one end of one TCP connection.
  *
- * IMPORTANT: a loopback 4-tuple repeats in every network namespace, so the
- * namespace (its cookie, which the kernel never reuses) is part of the key.
- * Addresses are always 16 bytes: IPv4 is stored IPv4-mapped (::ffff:a.b.c.d),
- * so a dual-stack AF_INET6 socket and an AF_INET socket of one connection
- * produce matching keys. Addresses are in network order, ports in host order.
- * The peer of (ns, L, R) is (ns, R, L).
+ * IMPORTANT: the key proves that two sockets are the two ends of ONE
+ * connection. The namespace cookie (never reused by the kernel) and the
+ * 4-tuple make it unique among live sockets; the pair of initial sequence
+ * numbers, which only the two ends of one handshake share, makes a match
+ * impossible between unrelated connections even when everything else repeats
+ * (docs/design.md). Addresses are 16 bytes, IPv4 stored IPv4-mapped, network
+ * order; ports host order. The peer of (ns, L, R, a, b) is (ns, R, L, b, a).
  */
 struct fl_key {
 	__u64 netns_cookie;
@@ -43,25 +53,133 @@ struct fl_key {
 	__u32 remote_ip[4];
 	__u16 local_port;
 	__u16 remote_port;
-	__u32 pad; /* always zero: the whole struct is hashed */
+	__u32 snd_isn; /* this end's initial sequence number */
+	__u32 rcv_isn; /* the other end's */
+	__u32 pad;     /* always zero: the whole struct is hashed */
 };
 
 /*
- * Counters in the per-CPU stats map (one element; user space sums the CPUs).
- * Indexes are stable: new counters are appended, never renumbered, and the
- * array is sized FL_STAT_SLOTS so that appending does not change the map.
+ * struct fl_sk - per-socket identity, in the SK_STORAGE map fl_sk.
+ *
+ * Written by the sockops program when the connection is established (the
+ * ISNs) and once by the shim that enrolls the socket (keys, slot), before the
+ * socket enters the sockhash. Read by the verdict program on every message.
+ */
+struct fl_sk {
+	__u32 snd_isn;
+	__u32 rcv_isn;
+	__u32 flags;       /* FL_SK_* */
+	__u32 slot;        /* index in fl_slots, valid with FL_SK_ENROLLED */
+	__u64 cookie;      /* socket cookie, the owner tag of the slot */
+	struct fl_key key; /* this end */
+	struct fl_key peer; /* the other end */
+};
+
+#define FL_SK_ISN      (1u << 0) /* snd_isn/rcv_isn recorded at establishment */
+#define FL_SK_ENROLLED (1u << 1) /* key/peer/slot/cookie valid; in the sockhash */
+#define FL_SK_ACTIVE   (1u << 2) /* this end called connect() */
+
+/*
+ * struct fl_slot - one enrolled socket's live counters, in the mmap-able
+ * array fl_slots, so that shims update them with plain memory operations.
+ * One cache line. Each field has exactly one kind of writer:
+ */
+struct fl_slot {
+	/* shim: CAS 0 -> cookie to allocate; sockops: 0 when the socket dies */
+	__u64 owner;
+	/* shim: bytes the owner's application has read, all paths, in the low
+	 * FL_CONSUMED_BITS; the slot's generation above, so that a late
+	 * update meant for a previous owner is refused (CAS). */
+	__u64 consumed;
+	/* shim: the receive budget: at most this many redirected bytes unread */
+	__u32 budget;
+	/* shim: FL_SLOT_* */
+	__u32 flags;
+	/* verdict (owner's own messages): bytes handed to TCP, kernel truth
+	 * from write_seq; bytes redirected; the write_seq last seen */
+	__u64 tcp_sent;
+	__u64 redirected;
+	__u32 last_write_seq;
+	/* verdict: FL_DIR_* of owner -> peer, and the peer's slot + 1 (0: not
+	 * found yet) with the owner tag it had when found */
+	__u16 dir;
+	__u16 dir_reason;
+	__u32 peer_slot;
+	__u32 pad;
+	__u64 peer_owner;
+};
+
+#define FL_CONSUMED_BITS 48
+#define FL_CONSUMED_MASK ((1ULL << FL_CONSUMED_BITS) - 1)
+
+/* The owner reads through a path the shim cannot count (splice, a socket
+ * option TCP honours and the redirect path does not): the gate stays shut. */
+#define FL_SLOT_BLIND (1u << 0)
+
+enum fl_dir {
+	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */
+	FL_DIR_REDIRECT = 1, /* messages go straight to the peer's queue */
+};
+
+/* Value of fl_slot_index: where the socket with that key keeps its slot. */
+struct fl_slot_ref {
+	__u32 slot;
+	__u32 pad;
+	__u64 owner; /* the socket cookie, to detect a slot reused since */
+};
+
+/*
+ * Counters of the verdict and sockops programs, in the per-CPU map fl_stats
+ * (one element; user space sums the CPUs). Indexes are stable: new counters
+ * are appended, never renumbered.
  */
 enum fl_stat {
 	FL_STAT_REDIRECTED_MSGS = 0,
 	FL_STAT_REDIRECTED_BYTES = 1,
 	FL_STAT_PASSED_MSGS = 2,
 	FL_STAT_PASSED_BYTES = 3,
+	/* bytes passed to TCP, by reason */
+	FL_STAT_PASS_NOT_ENROLLED_BYTES = 4, /* sender has no enrollment record */
+	FL_STAT_PASS_NO_PEER_BYTES = 5,      /* the other end is not enrolled */
+	FL_STAT_PASS_GATE_BYTES = 6,         /* ordering gate shut: TCP bytes unread */
+	FL_STAT_PASS_FLOW_BYTES = 7,         /* peer's budget of unread bytes full */
+	FL_STAT_PASS_BLIND_BYTES = 8,        /* peer reads through a path we cannot see */
+	FL_STAT_GATE_OPENED = 9,             /* TCP -> redirect transitions */
+	FL_STAT_FLOW_FALLBACKS = 10,         /* redirect -> TCP for flow control */
+	FL_STAT_ISN_RECORDED = 11,           /* sockops: connections seen established */
+	FL_STAT_SLOTS_FREED = 12,            /* sockops: slots released at close */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64
 
 struct fl_stats {
 	__u64 c[FL_STAT_SLOTS];
+};
+
+/*
+ * Counters of the shims, in the mmap-able array fl_ustats: one element that
+ * every shim adds to atomically. Fallbacks at enrollment, by reason.
+ */
+enum fl_ustat {
+	FL_USTAT_ENROLLED = 0,          /* sockets enrolled */
+	FL_USTAT_FB_DISABLED = 1,       /* FASTLOCAL=0 */
+	FL_USTAT_FB_NOT_LOCAL = 2,      /* peer is not on this host */
+	FL_USTAT_FB_NO_ISN = 3,         /* established before load, or no sockops */
+	FL_USTAT_FB_ODD_SOCKET = 4,     /* SO_RCVLOWAT, not TCP, ... */
+	FL_USTAT_FB_NO_SLOT = 5,        /* every slot taken */
+	FL_USTAT_FB_EOPNOTSUPP = 6,     /* the kernel refused the insert, by errno */
+	FL_USTAT_FB_EBUSY = 7,
+	FL_USTAT_FB_ENOMEM = 8,
+	FL_USTAT_FB_EEXIST = 9,
+	FL_USTAT_FB_OTHER = 10,
+	FL_USTAT_BLIND = 11,            /* sockets marked blind after enrollment */
+	FL_USTAT_THROTTLED = 12,        /* writes that waited for the reader */
+	FL_USTAT__NR,
+};
+#define FL_USTAT_SLOTS 64
+
+struct fl_ustats {
+	__u64 c[FL_USTAT_SLOTS];
 };
 
 /*

@@ -46,3 +46,13 @@ int fl_bpf_map_lookup(int map_fd, const void *key, void *value)
 	a.value = (__u64)(unsigned long)value;
 	return (int)fl_bpf(BPF_MAP_LOOKUP_ELEM, &a);
 }
+
+int fl_bpf_map_delete(int map_fd, const void *key)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (__u32)map_fd;
+	a.key = (__u64)(unsigned long)key;
+	return (int)fl_bpf(BPF_MAP_DELETE_ELEM, &a);
+}

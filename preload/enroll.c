@@ -3,8 +3,8 @@
 #include "enroll.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,80 +12,207 @@
 
 #include "bpf_sys.h"
 #include "config.h"
+#include "fdtable.h"
 #include "key.h"
+#include "libc.h"
+#include "local_addr.h"
 #include "log.h"
+#include "maps.h"
+#include "own_fds.h"
+#include "slot.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 ("net: retrieve netns cookie via getsocketopt") */
 #endif
 
-/*
- * The process's handle on the pinned sockhash. Owned by this file: opened
- * once under fl_sockhash_lock and published with a release store; read
- * lock-free. IMPORTANT: it is never closed. While this process has enrolled
- * sockets the map must stay alive, or "fastlocal unload" would free it and
- * the kernel would drop every byte queued in those sockets (trap 2).
- */
-static int fl_sockhash_fd = -1;
-static pthread_mutex_t fl_sockhash_lock = PTHREAD_MUTEX_INITIALIZER;
+#define FL_BUDGET_MIN (256u << 10)
+#define FL_BUDGET_MAX (64u << 20)
+#define FL_BUDGET_FALLBACK (4u << 20)
 
-static int fl_sockhash(void)
+/* The default receive budget: what TCP would let a receiver buffer at most
+ * (the maximum of net.ipv4.tcp_rmem), read once. Written once; a race
+ * between two first readers writes the same value. */
+static uint32_t fl_default_budget_v;
+
+static uint32_t fl_default_budget(void)
 {
-	int fd = __atomic_load_n(&fl_sockhash_fd, __ATOMIC_ACQUIRE);
-	char path[320];
+	uint32_t v = __atomic_load_n(&fl_default_budget_v, __ATOMIC_RELAXED);
+	unsigned long lo, def, max;
+	FILE *f;
 
-	if (fd >= 0)
-		return fd;
-	pthread_mutex_lock(&fl_sockhash_lock);
-	fd = fl_sockhash_fd;
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%s", fl_config()->pin_dir, FL_PIN_MAP_SOCKHASH);
-		fd = fl_bpf_obj_get(path);
-		if (fd >= 0)
-			__atomic_store_n(&fl_sockhash_fd, fd, __ATOMIC_RELEASE);
-		else
-			fl_debug("cannot open %s: %s", path, strerror(-fd));
+	if (v)
+		return v;
+	v = FL_BUDGET_FALLBACK;
+	f = fopen("/proc/sys/net/ipv4/tcp_rmem", "re");
+	if (f) {
+		if (fscanf(f, "%lu %lu %lu", &lo, &def, &max) == 3)
+			v = max < FL_BUDGET_MIN ? FL_BUDGET_MIN : max > FL_BUDGET_MAX ? FL_BUDGET_MAX :
+			    (uint32_t)max;
+		fclose(f);
 	}
-	pthread_mutex_unlock(&fl_sockhash_lock);
-	return fd;
+	__atomic_store_n(&fl_default_budget_v, v, __ATOMIC_RELAXED);
+	return v;
+}
+
+int fl_is_tcp_socket(int fd)
+{
+	int type = 0, proto = 0, dom = 0;
+	socklen_t l = sizeof(int);
+
+	/* The type first: a UDP or non-socket fd costs one system call. */
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
+		return 0;
+	l = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) || (dom != AF_INET && dom != AF_INET6))
+		return 0;
+	l = sizeof(int);
+	return !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) && proto == IPPROTO_TCP;
+}
+
+/* One fallback: counted (shared counter when the maps are open), logged. */
+static int fl_fallback(int fd, int err, enum fl_ustat counter, const char *why)
+{
+	if (counter < FL_USTAT__NR)
+		fl_ustat_add(counter, 1);
+	fl_debug("fd %d stays on TCP: %s", fd, why);
+	return err;
+}
+
+static enum fl_ustat fl_insert_counter(int err)
+{
+	switch (err) {
+	case -EOPNOTSUPP: return FL_USTAT_FB_EOPNOTSUPP;
+	case -EBUSY: return FL_USTAT_FB_EBUSY;
+	case -ENOMEM: return FL_USTAT_FB_ENOMEM;
+	case -EEXIST: return FL_USTAT_FB_EEXIST;
+	default: return FL_USTAT_FB_OTHER;
+	}
+}
+
+/* Records fd as enrolled in slot/gen in the fd table. */
+static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
+{
+	struct fl_fd *e = fl_fd_get(fd);
+
+	if (!e)
+		return -ENOMEM;
+	e->slot = slot;
+	e->gen = gen;
+	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The socket was enrolled by some process before (fork, exec): use its slot. */
+static int fl_adopt(int fd, const struct fl_sk *st)
+{
+	struct fl_slot *s = fl_slot_at(st->slot);
+	uint64_t gen;
+
+	if (!s || __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) != st->cookie)
+		return fl_fallback(fd, -ENODATA, FL_USTAT__NR, "enrolled before, but its slot is gone");
+	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
+	fl_debug("fd %d: adopted (slot %u)", fd, st->slot);
+	return fl_enroll_record(fd, st->slot, gen);
 }
 
 int fl_enroll(int fd)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
-	struct fl_key key;
-	__u64 cookie = 0, value = (__u64)fd;
-	int type = 0, proto = 0, map, err;
+	const struct fl_maps *m;
+	struct fl_fd *e = fl_fd_peek(fd);
+	struct fl_slot_ref ref = { 0 };
+	struct fl_sk st;
+	uint64_t netns = 0, cookie = 0, gen = 0, value = (uint64_t)fd;
+	uint32_t budget;
+	int lowat = 1, rcvbuf = 0, slot, err, map_fd;
 
-	if (!fl_config()->enabled)
-		return -ECANCELED;
-	olen = sizeof(type);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &olen))
-		return -errno;
-	olen = sizeof(proto);
-	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &olen))
-		return -errno;
-	if (type != SOCK_STREAM || proto != IPPROTO_TCP)
-		return -ENOTSUP;
+	if (!fl_config()->enabled) {
+		fl_maps(); /* only to count it */
+		return fl_fallback(fd, -ECANCELED, FL_USTAT_FB_DISABLED, "FASTLOCAL=0");
+	}
+	if (!fl_is_tcp_socket(fd))
+		return -ENOTSUP; /* not ours to accelerate; not a fallback */
 	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
 	    getpeername(fd, (struct sockaddr *)&remote, &rlen))
 		return errno == ENOTCONN ? -ENOTSUP : -errno;
+	if (!fl_peer_is_local(&remote, &local))
+		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
+	olen = sizeof(lowat);
+	if ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
+	    (!getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1)) {
+		fl_maps();
+		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
+				   "SO_RCVLOWAT is set (the redirect path ignores it)");
+	}
+	m = fl_maps();
+	if (!m)
+		return fl_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
+
+	/* The ISNs sockops recorded when the connection was established. */
+	err = fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st);
+	if (err || !(st.flags & FL_SK_ISN))
+		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
+				   "no ISN record (established before fastlocal was loaded)");
+	if (st.flags & FL_SK_ENROLLED)
+		return fl_adopt(fd, &st);
+
+	olen = sizeof(netns);
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
+		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
 	olen = sizeof(cookie);
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &olen))
-		return -errno;
-	if (fl_key_build(&key, cookie, &local, &remote))
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
+		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
+	if (fl_key_build(&st.key, netns, &local, &remote))
 		return -ENOTSUP;
-	map = fl_sockhash();
-	if (map < 0)
-		return map;
+	st.key.snd_isn = st.snd_isn;
+	st.key.rcv_isn = st.rcv_isn;
+	fl_key_mirror(&st.peer, &st.key);
+
+	/* The budget: the application's SO_RCVBUF if it chose one, else what
+	 * TCP's autotuning could grow to. */
+	budget = fl_default_budget();
+	olen = sizeof(rcvbuf);
+	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+		budget = (uint32_t)rcvbuf;
+
+	slot = fl_slot_alloc(cookie, budget, st.snd_isn, &gen);
+	if (slot < 0)
+		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
+	st.slot = (uint32_t)slot;
+	st.cookie = cookie;
+	st.flags |= FL_SK_ENROLLED;
+	ref.slot = (uint32_t)slot;
+	ref.owner = cookie;
+
+	/* Identity first, then the index the peer finds us by, then the
+	 * sockhash: nothing redirects to us before our counters exist. */
+	err = fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
+	if (!err)
+		err = fl_bpf_map_update(fl_own_fd_get(&m->slot_index), &st.key, &ref, BPF_ANY);
+	map_fd = fl_own_fd_get(&m->sockhash);
 	/* BPF_NOEXIST: replacing a live entry would detach its socket and drop
 	 * what is queued in it (trap 2). */
-	err = fl_bpf_map_update(map, &key, &value, BPF_NOEXIST);
+	if (!err)
+		err = fl_bpf_map_update(map_fd, &st.key, &value, BPF_NOEXIST);
+	if (err) {
+		char why[96];
+
+		/* Not in the sockhash, so nothing was redirected to or from it:
+		 * undo our own records (the socket keeps no live entry). */
+		st.flags &= ~FL_SK_ENROLLED;
+		fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
+		fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
+		fl_slot_free((uint32_t)slot, cookie);
+		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
+		return fl_fallback(fd, err, fl_insert_counter(err), why);
+	}
+	err = fl_enroll_record(fd, (uint32_t)slot, gen);
 	if (err)
-		fl_debug("fd %d: sockhash insert failed: %s", fd, strerror(-err));
-	else
-		fl_debug("fd %d: enrolled (local port %u, remote port %u)", fd, key.local_port,
-			 key.remote_port);
-	return err;
+		return err;
+	fl_ustat_add(FL_USTAT_ENROLLED, 1);
+	fl_debug("fd %d: enrolled (slot %u, port %u -> %u, budget %u)", fd, slot,
+		 st.key.local_port, st.key.remote_port, budget);
+	return 0;
 }

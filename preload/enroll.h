@@ -3,11 +3,22 @@
 #ifndef FL_ENROLL_H
 #define FL_ENROLL_H
 
-/* Enrolls fd under its own key, so that its peer's messages can be
- * redirected into it and its messages into the peer. Returns 0, or -errno:
- * -ECANCELED when FASTLOCAL=0, -ENOENT when nothing is loaded, -ENOTSUP for a
- * socket that is not a connected AF_INET/AF_INET6 TCP socket, -EEXIST when
- * the key is taken, or the kernel's error for the insert. Never closes fd. */
+/*
+ * Enrolls fd, a connected TCP socket, if its peer is on this host: claims a
+ * slot for its counters, records its keys and inserts it into the sockhash.
+ * Must run before the application reads from the socket (connect/accept).
+ * A socket that some process enrolled already (inherited through fork or
+ * exec) is adopted instead. Returns 0, or -errno for why it stays on TCP:
+ *   -ECANCELED  FASTLOCAL=0              -ENOENT   nothing is loaded
+ *   -ENOTSUP    not a TCP socket, SO_RCVLOWAT set, not connected
+ *   -EREMOTE    the peer is on another host
+ *   -ENODATA    no ISN record (established before load)
+ *   -ENOSPC     every slot taken         other     the kernel's insert error
+ * Every fallback is counted and logged at debug level. Never closes fd.
+ */
 int fl_enroll(int fd);
+
+/* True for an AF_INET/AF_INET6 SOCK_STREAM TCP socket (MPTCP excluded). */
+int fl_is_tcp_socket(int fd);
 
 #endif

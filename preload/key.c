@@ -48,4 +48,6 @@ void fl_key_mirror(struct fl_key *out, const struct fl_key *k)
 	memcpy(out->remote_ip, k->local_ip, sizeof(out->remote_ip));
 	out->local_port = k->remote_port;
 	out->remote_port = k->local_port;
+	out->snd_isn = k->rcv_isn;
+	out->rcv_isn = k->snd_isn;
 }

@@ -14,7 +14,8 @@
 int fl_key_build(struct fl_key *k, __u64 netns_cookie, const struct sockaddr_storage *local,
 		 const struct sockaddr_storage *remote);
 
-/* The key of the other end of the same connection. */
+/* The key of the other end of the same connection: addresses, ports and
+ * ISNs swapped. */
 void fl_key_mirror(struct fl_key *out, const struct fl_key *k);
 
 #endif

@@ -60,3 +60,42 @@ FL_LIBC(ssize_t, write, (int fd, const void *buf, size_t len), (fd, buf, len),
 	(SYS_write, fd, buf, len))
 FL_LIBC(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
 	(SYS_writev, fd, iov, iovcnt))
+FL_LIBC(ssize_t, sendfile, (int out_fd, int in_fd, off_t *offset, size_t count),
+	(out_fd, in_fd, offset, count), (SYS_sendfile, out_fd, in_fd, offset, count))
+FL_LIBC(ssize_t, sendfile64, (int out_fd, int in_fd, off_t *offset, size_t count),
+	(out_fd, in_fd, offset, count), (SYS_sendfile, out_fd, in_fd, offset, count))
+FL_LIBC(ssize_t, splice,
+	(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len, unsigned int flags),
+	(fd_in, off_in, fd_out, off_out, len, flags),
+	(SYS_splice, fd_in, off_in, fd_out, off_out, len, flags))
+FL_LIBC(ssize_t, read, (int fd, void *buf, size_t len), (fd, buf, len), (SYS_read, fd, buf, len))
+FL_LIBC(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),
+	(SYS_readv, fd, iov, iovcnt))
+FL_LIBC(ssize_t, recv, (int fd, void *buf, size_t len, int flags), (fd, buf, len, flags),
+	(SYS_recvfrom, fd, buf, len, flags, NULL, NULL))
+FL_LIBC(ssize_t, recvfrom,
+	(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *alen),
+	(fd, buf, len, flags, addr, alen), (SYS_recvfrom, fd, buf, len, flags, addr, alen))
+FL_LIBC(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags),
+	(SYS_recvmsg, fd, msg, flags))
+/* The _chk variants fall back to the plain call: the size check is glibc's,
+ * and without glibc there is nothing to check against. */
+FL_LIBC(ssize_t, __read_chk, (int fd, void *buf, size_t len, size_t buflen),
+	(fd, buf, len, buflen), (SYS_read, fd, buf, len))
+FL_LIBC(ssize_t, __recv_chk, (int fd, void *buf, size_t len, size_t buflen, int flags),
+	(fd, buf, len, buflen, flags), (SYS_recvfrom, fd, buf, len, flags, NULL, NULL))
+FL_LIBC(ssize_t, __recvfrom_chk,
+	(int fd, void *buf, size_t len, size_t buflen, int flags, struct sockaddr *addr,
+	 socklen_t *alen),
+	(fd, buf, len, buflen, flags, addr, alen), (SYS_recvfrom, fd, buf, len, flags, addr, alen))
+FL_LIBC(int, __close_nocancel, (int fd), (fd), (SYS_close, fd))
+FL_LIBC(int, close_range, (unsigned int first, unsigned int last, int flags), (first, last, flags),
+	(SYS_close_range, first, last, flags))
+FL_LIBC(int, dup, (int fd), (fd), (SYS_dup, fd))
+FL_LIBC(int, dup2, (int oldfd, int newfd), (oldfd, newfd), (SYS_dup2, oldfd, newfd))
+FL_LIBC(int, dup3, (int oldfd, int newfd, int flags), (oldfd, newfd, flags),
+	(SYS_dup3, oldfd, newfd, flags))
+FL_LIBC(int, fcntl, (int fd, int cmd, void *arg), (fd, cmd, arg), (SYS_fcntl, fd, cmd, arg))
+FL_LIBC(int, fcntl64, (int fd, int cmd, void *arg), (fd, cmd, arg), (SYS_fcntl, fd, cmd, arg))
+FL_LIBC(int, ioctl, (int fd, unsigned long req, void *arg), (fd, req, arg),
+	(SYS_ioctl, fd, req, arg))

@@ -1,71 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * shim.c - the interposed entry points.
+ * shim.c - the exported, interposed entry points.
  *
- * Each exported function is a one-line forwarder to fl_<fn>, which holds the
- * logic and reaches libc through libc_<fn>. At this stage the logic is a
- * pass-through: enrollment is explicit (fastlocal_enroll_fd) and the
- * transparent, ordering-safe enrollment builds on these hooks.
+ * Each one is a one-line forwarder to fl_<fn> (calls.h), which holds the
+ * logic and reaches libc through libc_<fn> (libc.h). Nothing else here.
  */
-#include <errno.h>
+#include <stdarg.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "calls.h"
 #include "enroll.h"
 #include "libc.h"
 
 #define FL_EXPORT __attribute__((visibility("default")))
-
-static int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
-{
-	return libc_connect(fd, addr, len);
-}
-
-static int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
-{
-	return libc_accept4(fd, addr, len, flags);
-}
-
-static int fl_accept(int fd, struct sockaddr *addr, socklen_t *len)
-{
-	return libc_accept(fd, addr, len);
-}
-
-static int fl_close(int fd)
-{
-	return libc_close(fd);
-}
-
-static int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
-{
-	return libc_setsockopt(fd, level, name, val, len);
-}
-
-static ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags,
-			 const struct sockaddr *addr, socklen_t alen)
-{
-	return libc_sendto(fd, buf, len, flags, addr, alen);
-}
-
-static ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
-{
-	return libc_send(fd, buf, len, flags);
-}
-
-static ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	return libc_sendmsg(fd, msg, flags);
-}
-
-static ssize_t fl_write(int fd, const void *buf, size_t len)
-{
-	return libc_write(fd, buf, len);
-}
-
-static ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
-{
-	return libc_writev(fd, iov, iovcnt);
-}
 
 /* Explicit enrollment, for tests and for programs that opt in by hand.
  * Returns 0 or -errno (see enroll.h). */
@@ -91,7 +39,60 @@ FL_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 
 FL_EXPORT int close(int fd)
 {
-	return fl_close(fd);
+	return fl_close(fd, libc_close);
+}
+
+/* glibc's own internal close, used by some of its functions and callers. */
+FL_EXPORT int __close_nocancel(int fd)
+{
+	return fl_close(fd, libc___close_nocancel);
+}
+
+FL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	return fl_close_range(first, last, flags);
+}
+
+FL_EXPORT void closefrom(int lowfd)
+{
+	fl_close_range(lowfd < 0 ? 0 : (unsigned int)lowfd, ~0U, 0);
+}
+
+FL_EXPORT int dup(int fd)
+{
+	return fl_dup(fd);
+}
+
+FL_EXPORT int dup2(int oldfd, int newfd)
+{
+	return fl_dup3(oldfd, newfd, 0, 1);
+}
+
+FL_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	return fl_dup3(oldfd, newfd, flags, 0);
+}
+
+FL_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fl_fcntl(fd, cmd, arg, libc_fcntl);
+}
+
+FL_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fl_fcntl(fd, cmd, arg, libc_fcntl64);
 }
 
 FL_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
@@ -123,4 +124,62 @@ FL_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 FL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	return fl_writev(fd, iov, iovcnt);
+}
+
+FL_EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	return fl_sendfile(out_fd, in_fd, offset, count, 0);
+}
+
+FL_EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	return fl_sendfile(out_fd, in_fd, offset, count, 1);
+}
+
+FL_EXPORT ssize_t splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
+			 unsigned int flags)
+{
+	return fl_splice(fd_in, off_in, fd_out, off_out, len, flags);
+}
+
+FL_EXPORT ssize_t read(int fd, void *buf, size_t len)
+{
+	return fl_read(fd, buf, len);
+}
+
+FL_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	return fl_readv(fd, iov, iovcnt);
+}
+
+FL_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	return fl_recv(fd, buf, len, flags);
+}
+
+FL_EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
+			   socklen_t *alen)
+{
+	return fl_recvfrom(fd, buf, len, flags, addr, alen);
+}
+
+FL_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return fl_recvmsg(fd, msg, flags);
+}
+
+FL_EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	return fl_read_chk(fd, buf, len, buflen);
+}
+
+FL_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
+{
+	return fl_recv_chk(fd, buf, len, buflen, flags);
+}
+
+FL_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+				 struct sockaddr *addr, socklen_t *alen)
+{
+	return fl_recvfrom_chk(fd, buf, len, buflen, flags, addr, alen);
 }

@@ -68,21 +68,27 @@ static int fl_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int fl_pin_all(struct fastlocal_bpf *skel, const struct fl_pin_dir *pd, char *err,
-		      size_t errlen)
+static int fl_pin_all(struct fastlocal_bpf *skel, struct bpf_link *sockops_link,
+		      const struct fl_pin_dir *pd, char *err, size_t errlen)
 {
-	struct { const char *name; int fd; } objs[] = {
-		{ FL_PIN_MAP_META, bpf_map__fd(skel->maps.fl_meta) },
-		{ FL_PIN_MAP_STATS, bpf_map__fd(skel->maps.fl_stats) },
-		{ FL_PIN_MAP_SOCKHASH, bpf_map__fd(skel->maps.fl_sockhash) },
-		{ FL_PIN_PROG_VERDICT, bpf_program__fd(skel->progs.fl_verdict) },
+	int fds[FL_PIN__NR] = {
+		[FL_PIN_META] = bpf_map__fd(skel->maps.fl_meta),
+		[FL_PIN_STATS] = bpf_map__fd(skel->maps.fl_stats),
+		[FL_PIN_USTATS] = bpf_map__fd(skel->maps.fl_ustats),
+		[FL_PIN_SLOTS] = bpf_map__fd(skel->maps.fl_slots),
+		[FL_PIN_SLOT_INDEX] = bpf_map__fd(skel->maps.fl_slot_index),
+		[FL_PIN_SK] = bpf_map__fd(skel->maps.fl_sk),
+		[FL_PIN_SOCKHASH] = bpf_map__fd(skel->maps.fl_sockhash),
+		[FL_PIN_VERDICT] = bpf_program__fd(skel->progs.fl_verdict),
+		[FL_PIN_SOCKOPS] = bpf_program__fd(skel->progs.fl_sockops),
+		[FL_PIN_SOCKOPS_LINK] = bpf_link__fd(sockops_link),
 	};
 	char path[512];
-	size_t i;
+	int i;
 
-	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		if (fl_pin_path(path, sizeof(path), pd, objs[i].name) ||
-		    bpf_obj_pin(objs[i].fd, path)) {
+	for (i = 0; i < FL_PIN__NR; i++) {
+		if (fl_pin_path(path, sizeof(path), pd, fl_pin_names[i]) ||
+		    bpf_obj_pin(fds[i], path)) {
 			snprintf(err, errlen, "cannot pin %s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -94,7 +100,10 @@ int cmd_load(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct fastlocal_bpf *skel = NULL;
-	struct fl_pins pins = { .prog_fd = -1, .sockhash_fd = -1, .stats_fd = -1, .meta_fd = -1 };
+	struct fl_pins pins = { .fd = { [0 ... FL_PIN__NR - 1] = -1 } };
+	struct bpf_link *sockops_link = NULL;
+	char cgroup[256];
+	int cgroup_fd = -1;
 	struct fl_cli_opts o;
 	struct fl_pin_dir *pd = &o.pd;
 	struct fl_meta meta = { .abi_version = FL_ABI_VERSION };
@@ -126,7 +135,7 @@ int cmd_load(int argc, char **argv)
 	if (pins.state == FL_PINS_PRESENT && pins.meta.abi_version == FL_ABI_VERSION &&
 	    pins.meta.object_hash == meta.object_hash) {
 		printf("fastlocal: already loaded in %s (program id %d); nothing to do\n", pd->path,
-		       fl_prog_id(pins.prog_fd));
+		       fl_prog_id(pins.fd[FL_PIN_VERDICT]));
 		ret = FL_EXIT_OK;
 		goto out;
 	}
@@ -157,6 +166,17 @@ int cmd_load(int argc, char **argv)
 			 strerror(errno));
 		goto fail;
 	}
+	/* Sockops at the cgroup2 root sees every TCP connection of the host
+	 * (or of the cgroup namespace): it records the ISNs the keys need. */
+	cgroup_fd = fl_cgroup2_root(cgroup, sizeof(cgroup), err, sizeof(err));
+	if (cgroup_fd < 0)
+		goto fail;
+	sockops_link = bpf_program__attach_cgroup(skel->progs.fl_sockops, cgroup_fd);
+	if (!sockops_link) {
+		snprintf(err, sizeof(err), "cannot attach sockops to the cgroup2 root %s: %s", cgroup,
+			 strerror(errno));
+		goto fail;
+	}
 	meta.loaded_at_unix = (__u64)time(NULL);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.fl_meta), &zero, &meta, BPF_ANY)) {
 		snprintf(err, sizeof(err), "cannot write the meta map: %s", strerror(errno));
@@ -164,7 +184,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (pins.state != FL_PINS_NONE && fl_pins_remove(pd, 1, err, sizeof(err)) < 0)
 		goto fail;
-	if (fl_pin_all(skel, pd, err, sizeof(err))) {
+	if (fl_pin_all(skel, sockops_link, pd, err, sizeof(err))) {
 		char ignored[256];
 
 		fl_pins_remove(pd, 1, ignored, sizeof(ignored)); /* no half-pinned state */
@@ -177,7 +197,11 @@ int cmd_load(int argc, char **argv)
 fail:
 	fl_err("load", "%s", err);
 out:
-	fastlocal_bpf__destroy(skel); /* the pins keep the objects alive */
+	/* The pins keep the objects alive; the link pin keeps sockops attached. */
+	bpf_link__destroy(sockops_link);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	fastlocal_bpf__destroy(skel);
 	fl_pins_close(&pins);
 	if (lock_fd >= 0)
 		close(lock_fd);

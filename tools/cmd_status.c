@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -35,8 +36,39 @@ struct fl_status {
 	char prog_tag[17];
 	struct fl_meta meta;
 	__u64 enrolled;
+	__u64 slots_used;
 	__u64 stat[FL_STAT__NR];
+	__u64 ustat[FL_USTAT__NR];
 };
+
+/* JSON key and text label of each counter; the keys are stable. */
+struct fl_counter_name {
+	int idx;
+	const char *key;
+};
+
+static const struct fl_counter_name fl_pass_reasons[] = {
+	{ FL_STAT_PASS_NOT_ENROLLED_BYTES, "not_enrolled" },
+	{ FL_STAT_PASS_NO_PEER_BYTES, "peer_not_enrolled" },
+	{ FL_STAT_PASS_GATE_BYTES, "ordering_gate" },
+	{ FL_STAT_PASS_FLOW_BYTES, "flow_control" },
+	{ FL_STAT_PASS_BLIND_BYTES, "peer_reads_unseen" },
+};
+
+static const struct fl_counter_name fl_fallbacks[] = {
+	{ FL_USTAT_FB_DISABLED, "disabled" },
+	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local" },
+	{ FL_USTAT_FB_NO_ISN, "no_isn_record" },
+	{ FL_USTAT_FB_ODD_SOCKET, "odd_socket" },
+	{ FL_USTAT_FB_NO_SLOT, "no_free_slot" },
+	{ FL_USTAT_FB_EOPNOTSUPP, "insert_eopnotsupp" },
+	{ FL_USTAT_FB_EBUSY, "insert_ebusy" },
+	{ FL_USTAT_FB_ENOMEM, "insert_enomem" },
+	{ FL_USTAT_FB_EEXIST, "insert_eexist" },
+	{ FL_USTAT_FB_OTHER, "other" },
+};
+
+#define FL_NR(a) (sizeof(a) / sizeof((a)[0]))
 
 static __u32 fl_obj_id(int fd, int is_prog, char *tag_out)
 {
@@ -97,6 +129,27 @@ static __u64 fl_count_entries(int map_fd)
 	return n;
 }
 
+/* Shim counters and slots in use, from their arrays (both mmap-able). */
+static int fl_read_shared(int ustats_fd, int slots_fd, struct fl_status *s)
+{
+	struct fl_ustats u;
+	struct fl_slot *slots;
+	size_t len = sizeof(struct fl_slot) * FL_SLOTS_MAX;
+	__u32 zero = 0, i;
+
+	if (ustats_fd >= 0 && bpf_map_lookup_elem(ustats_fd, &zero, &u) == 0)
+		memcpy(s->ustat, u.c, sizeof(s->ustat));
+	if (slots_fd < 0)
+		return 0;
+	slots = mmap(NULL, len, PROT_READ, MAP_SHARED, slots_fd, 0);
+	if (slots == MAP_FAILED)
+		return -1;
+	for (i = 0; i < FL_SLOTS_MAX; i++)
+		s->slots_used += slots[i].owner != 0;
+	munmap(slots, len);
+	return 0;
+}
+
 static int fl_collect(struct fl_status *s, const struct fl_pin_dir *pd, char *err, size_t errlen)
 {
 	struct fl_pins pins;
@@ -107,15 +160,20 @@ static int fl_collect(struct fl_status *s, const struct fl_pin_dir *pd, char *er
 	snprintf(s->state, sizeof(s->state), "%s", pins.state == FL_PINS_PRESENT ? "loaded" :
 		 pins.state == FL_PINS_NONE ? "not loaded" : "incomplete");
 	s->loaded = pins.state == FL_PINS_PRESENT;
-	s->prog_id = fl_obj_id(pins.prog_fd, 1, s->prog_tag);
-	s->sockhash_id = fl_obj_id(pins.sockhash_fd, 0, NULL);
-	s->stats_id = fl_obj_id(pins.stats_fd, 0, NULL);
-	s->meta_id = fl_obj_id(pins.meta_fd, 0, NULL);
+	s->prog_id = fl_obj_id(pins.fd[FL_PIN_VERDICT], 1, s->prog_tag);
+	s->sockhash_id = fl_obj_id(pins.fd[FL_PIN_SOCKHASH], 0, NULL);
+	s->stats_id = fl_obj_id(pins.fd[FL_PIN_STATS], 0, NULL);
+	s->meta_id = fl_obj_id(pins.fd[FL_PIN_META], 0, NULL);
 	s->meta = pins.meta;
-	if (pins.sockhash_fd >= 0)
-		s->enrolled = fl_count_entries(pins.sockhash_fd);
-	if (pins.stats_fd >= 0 && fl_read_stats(pins.stats_fd, s->stat)) {
+	if (pins.fd[FL_PIN_SOCKHASH] >= 0)
+		s->enrolled = fl_count_entries(pins.fd[FL_PIN_SOCKHASH]);
+	if (pins.fd[FL_PIN_STATS] >= 0 && fl_read_stats(pins.fd[FL_PIN_STATS], s->stat)) {
 		snprintf(err, errlen, "cannot read the stats map: %s", strerror(errno));
+		fl_pins_close(&pins);
+		return -1;
+	}
+	if (fl_read_shared(pins.fd[FL_PIN_USTATS], pins.fd[FL_PIN_SLOTS], s)) {
+		snprintf(err, errlen, "cannot read the slots map: %s", strerror(errno));
 		fl_pins_close(&pins);
 		return -1;
 	}
@@ -127,6 +185,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 			  const char *kernel)
 {
 	struct fl_json j;
+	size_t i;
 
 	fl_json_begin(&j, stdout);
 	fl_json_str(&j, "version", FL_VERSION);
@@ -149,6 +208,21 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "redirected_bytes", s->stat[FL_STAT_REDIRECTED_BYTES]);
 	fl_json_u64(&j, "passed_msgs", s->stat[FL_STAT_PASSED_MSGS]);
 	fl_json_u64(&j, "passed_bytes", s->stat[FL_STAT_PASSED_BYTES]);
+	fl_json_object(&j, "passed_bytes_by_reason");
+	for (i = 0; i < FL_NR(fl_pass_reasons); i++)
+		fl_json_u64(&j, fl_pass_reasons[i].key, s->stat[fl_pass_reasons[i].idx]);
+	fl_json_close(&j);
+	fl_json_u64(&j, "gate_opened", s->stat[FL_STAT_GATE_OPENED]);
+	fl_json_u64(&j, "flow_control_fallbacks", s->stat[FL_STAT_FLOW_FALLBACKS]);
+	fl_json_u64(&j, "connections_seen", s->stat[FL_STAT_ISN_RECORDED]);
+	fl_json_u64(&j, "slots_used", s->slots_used);
+	fl_json_u64(&j, "enrolled_total", s->ustat[FL_USTAT_ENROLLED]);
+	fl_json_object(&j, "fallbacks");
+	for (i = 0; i < FL_NR(fl_fallbacks); i++)
+		fl_json_u64(&j, fl_fallbacks[i].key, s->ustat[fl_fallbacks[i].idx]);
+	fl_json_close(&j);
+	fl_json_u64(&j, "blind_sockets", s->ustat[FL_USTAT_BLIND]);
+	fl_json_u64(&j, "throttled_writes", s->ustat[FL_USTAT_THROTTLED]);
 	fl_json_end(&j);
 }
 
@@ -158,6 +232,7 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	char when[64] = "-";
 	time_t t = (time_t)s->meta.loaded_at_unix;
 	struct tm tm;
+	size_t i;
 
 	if (t && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
@@ -178,6 +253,24 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("  passed (TCP): %llu msgs, %llu bytes\n",
 	       (unsigned long long)s->stat[FL_STAT_PASSED_MSGS],
 	       (unsigned long long)s->stat[FL_STAT_PASSED_BYTES]);
+	for (i = 0; i < FL_NR(fl_pass_reasons); i++)
+		if (s->stat[fl_pass_reasons[i].idx])
+			printf("    %-20s %llu bytes\n", fl_pass_reasons[i].key,
+			       (unsigned long long)s->stat[fl_pass_reasons[i].idx]);
+	printf("  gate opened: %llu times; flow-control fallbacks: %llu\n",
+	       (unsigned long long)s->stat[FL_STAT_GATE_OPENED],
+	       (unsigned long long)s->stat[FL_STAT_FLOW_FALLBACKS]);
+	printf("  sockets:     %llu connections seen, %llu enrolled in all, %llu slots in use\n",
+	       (unsigned long long)s->stat[FL_STAT_ISN_RECORDED],
+	       (unsigned long long)s->ustat[FL_USTAT_ENROLLED], (unsigned long long)s->slots_used);
+	printf("  fallbacks:  ");
+	for (i = 0; i < FL_NR(fl_fallbacks); i++)
+		if (s->ustat[fl_fallbacks[i].idx])
+			printf(" %s=%llu", fl_fallbacks[i].key,
+			       (unsigned long long)s->ustat[fl_fallbacks[i].idx]);
+	printf("\n  blind sockets: %llu; throttled writes: %llu\n",
+	       (unsigned long long)s->ustat[FL_USTAT_BLIND],
+	       (unsigned long long)s->ustat[FL_USTAT_THROTTLED]);
 }
 
 int cmd_status(int argc, char **argv)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* pins.c - opening and removing the pinned program and maps. */
+/* pins.c - opening and removing the pinned programs, maps and link. */
 #include "pins.h"
 
 #include <errno.h>
@@ -8,98 +8,107 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-const struct fl_pin_entry fl_pin_entries[] = {
-	{ FL_PIN_MAP_META, 0 },
-	{ FL_PIN_MAP_STATS, 0 },
-	{ FL_PIN_MAP_SOCKHASH, 0 },
-	{ FL_PIN_PROG_VERDICT, 1 },
+const char *const fl_pin_names[FL_PIN__NR] = {
+	[FL_PIN_META] = FL_PIN_MAP_META,
+	[FL_PIN_STATS] = FL_PIN_MAP_STATS,
+	[FL_PIN_USTATS] = FL_PIN_MAP_USTATS,
+	[FL_PIN_SLOTS] = FL_PIN_MAP_SLOTS,
+	[FL_PIN_SLOT_INDEX] = FL_PIN_MAP_SLOT_IDX,
+	[FL_PIN_SK] = FL_PIN_MAP_SK,
+	[FL_PIN_SOCKHASH] = FL_PIN_MAP_SOCKHASH,
+	[FL_PIN_VERDICT] = FL_PIN_PROG_VERDICT,
+	[FL_PIN_SOCKOPS] = FL_PIN_PROG_SOCKOPS,
+	[FL_PIN_SOCKOPS_LINK] = FL_PIN_LINK_SOCKOPS,
 };
-const size_t fl_pin_entries_nr = sizeof(fl_pin_entries) / sizeof(fl_pin_entries[0]);
-
-static int *fl_pins_slot(struct fl_pins *pins, const char *name)
-{
-	if (!strcmp(name, FL_PIN_PROG_VERDICT))
-		return &pins->prog_fd;
-	if (!strcmp(name, FL_PIN_MAP_SOCKHASH))
-		return &pins->sockhash_fd;
-	if (!strcmp(name, FL_PIN_MAP_STATS))
-		return &pins->stats_fd;
-	return &pins->meta_fd;
-}
 
 int fl_pins_open(struct fl_pins *pins, const struct fl_pin_dir *pd, char *err, size_t errlen)
 {
 	char path[512];
-	size_t i, found = 0;
+	int i, found = 0;
 	__u32 zero = 0;
 
 	memset(pins, 0, sizeof(*pins));
-	pins->prog_fd = pins->sockhash_fd = pins->stats_fd = pins->meta_fd = -1;
-	for (i = 0; i < fl_pin_entries_nr; i++) {
-		int fd;
-
-		if (fl_pin_path(path, sizeof(path), pd, fl_pin_entries[i].name))
-			goto toolong;
-		fd = bpf_obj_get(path);
-		if (fd < 0) {
-			if (errno == ENOENT)
-				continue;
+	for (i = 0; i < FL_PIN__NR; i++)
+		pins->fd[i] = -1;
+	for (i = 0; i < FL_PIN__NR; i++) {
+		if (fl_pin_path(path, sizeof(path), pd, fl_pin_names[i])) {
+			snprintf(err, errlen, "pin dir path too long");
+			goto fail;
+		}
+		pins->fd[i] = bpf_obj_get(path);
+		if (pins->fd[i] >= 0) {
+			found++;
+		} else if (errno != ENOENT) {
 			snprintf(err, errlen, "cannot open pin %s: %s%s", path, strerror(errno),
 				 errno == EACCES || errno == EPERM ? " (run as root)" : "");
-			fl_pins_close(pins);
-			return -1;
+			goto fail;
 		}
-		*fl_pins_slot(pins, fl_pin_entries[i].name) = fd;
-		found++;
 	}
 	pins->state = found == 0 ? FL_PINS_NONE :
-		      found == fl_pin_entries_nr ? FL_PINS_PRESENT : FL_PINS_PARTIAL;
-	if (pins->meta_fd >= 0 && bpf_map_lookup_elem(pins->meta_fd, &zero, &pins->meta)) {
-		snprintf(err, errlen, "cannot read %s/%s: %s", pd->path, FL_PIN_MAP_META,
-			 strerror(errno));
-		fl_pins_close(pins);
-		return -1;
-	}
+		      found == FL_PIN__NR ? FL_PINS_PRESENT : FL_PINS_PARTIAL;
+	/* A meta map of another ABI has another value size: leave meta zero. */
+	if (pins->fd[FL_PIN_META] >= 0)
+		bpf_map_lookup_elem(pins->fd[FL_PIN_META], &zero, &pins->meta);
 	return 0;
-toolong:
-	snprintf(err, errlen, "pin dir path too long");
+fail:
 	fl_pins_close(pins);
 	return -1;
 }
 
 void fl_pins_close(struct fl_pins *pins)
 {
-	int *fds[] = { &pins->prog_fd, &pins->sockhash_fd, &pins->stats_fd, &pins->meta_fd };
-	size_t i;
+	int i;
 
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	for (i = 0; i < FL_PIN__NR; i++) {
+		if (pins->fd[i] >= 0)
+			close(pins->fd[i]);
+		pins->fd[i] = -1;
 	}
+}
+
+/* Pin names an older ABI used that this one no longer has; removed too, so
+ * that unload and --replace leave a clean directory. */
+static const char *const fl_pin_names_retired[] = { NULL };
+
+static int fl_unlink_pin(const struct fl_pin_dir *pd, const char *name, char *err, size_t errlen)
+{
+	char path[512];
+
+	if (fl_pin_path(path, sizeof(path), pd, name)) {
+		snprintf(err, errlen, "pin dir path too long");
+		return -1;
+	}
+	if (unlink(path) == 0)
+		return 1;
+	if (errno == ENOENT)
+		return 0;
+	snprintf(err, errlen, "cannot remove %s: %s%s", path, strerror(errno),
+		 errno == EACCES || errno == EPERM ? " (run as root)" : "");
+	return -1;
 }
 
 int fl_pins_remove(const struct fl_pin_dir *pd, int keep_dir, char *err, size_t errlen)
 {
-	char path[512];
-	size_t i;
-	int removed = 0;
+	int i, r, removed = 0;
 
-	/* IMPORTANT: removing a pin never frees a map that a process still holds
+	/*
+	 * IMPORTANT: removing a pin never frees a map that a process still holds
 	 * open; shims keep the sockhash referenced while they have enrolled
-	 * sockets, so unloading loses no queued byte (kernel-facts trap 2). */
-	for (i = fl_pin_entries_nr; i-- > 0;) {
-		if (fl_pin_path(path, sizeof(path), pd, fl_pin_entries[i].name)) {
-			snprintf(err, errlen, "pin dir path too long");
+	 * sockets, so unloading loses no queued byte (kernel-facts trap 2).
+	 * Removing the sockops link pin detaches sockops: sockets established
+	 * from then on get no ISN record, so no new enrollment happens.
+	 */
+	for (i = FL_PIN__NR; i-- > 0;) {
+		r = fl_unlink_pin(pd, fl_pin_names[i], err, errlen);
+		if (r < 0)
 			return -1;
-		}
-		if (unlink(path) == 0) {
-			removed++;
-		} else if (errno != ENOENT) {
-			snprintf(err, errlen, "cannot remove %s: %s%s", path, strerror(errno),
-				 errno == EACCES || errno == EPERM ? " (run as root)" : "");
+		removed += r;
+	}
+	for (i = 0; fl_pin_names_retired[i]; i++) {
+		r = fl_unlink_pin(pd, fl_pin_names_retired[i], err, errlen);
+		if (r < 0)
 			return -1;
-		}
+		removed += r;
 	}
 	/* The directory goes only if it is now empty (ENOTEMPTY: someone else's files). */
 	if (!keep_dir && rmdir(pd->path) && errno != ENOENT && errno != ENOTEMPTY) {

@@ -9,26 +9,34 @@
 #include "fastlocal.h"
 #include "pin_dir.h"
 
-/* One pinned object: its file name in the pin dir. */
-struct fl_pin_entry {
-	const char *name;
-	int is_prog;
+/* Every pinned object, in the order they are created (removed in reverse). */
+enum fl_pin {
+	FL_PIN_META,
+	FL_PIN_STATS,
+	FL_PIN_USTATS,
+	FL_PIN_SLOTS,
+	FL_PIN_SLOT_INDEX,
+	FL_PIN_SK,
+	FL_PIN_SOCKHASH,
+	FL_PIN_VERDICT,
+	FL_PIN_SOCKOPS,
+	FL_PIN_SOCKOPS_LINK,
+	FL_PIN__NR,
 };
 
-/* All pins, in the order they are created (removed in reverse). */
-extern const struct fl_pin_entry fl_pin_entries[];
-extern const size_t fl_pin_entries_nr;
+/* File name of each pin in the pin dir. */
+extern const char *const fl_pin_names[FL_PIN__NR];
 
 enum fl_pins_state {
 	FL_PINS_NONE,    /* nothing of ours pinned */
-	FL_PINS_PARTIAL, /* some pins missing: an interrupted load or unload */
+	FL_PINS_PARTIAL, /* some pins missing: an interrupted load, or another ABI */
 	FL_PINS_PRESENT, /* every pin there */
 };
 
 struct fl_pins {
 	enum fl_pins_state state;
-	int prog_fd, sockhash_fd, stats_fd, meta_fd; /* -1 when not open */
-	struct fl_meta meta;                          /* valid if meta_fd >= 0 */
+	int fd[FL_PIN__NR]; /* -1 when not pinned */
+	struct fl_meta meta; /* zero unless the meta map could be read */
 };
 
 /* Opens what is pinned. Returns 0 (see pins->state), or -1 with a message

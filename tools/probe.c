@@ -3,9 +3,12 @@
 #include "probe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <bpf/libbpf.h>
@@ -71,4 +74,49 @@ int fl_probe_sockmap(char *err, size_t errlen)
 		return 0;
 	snprintf(err, errlen, "%s", fl_probe_sockmap_message());
 	return -1;
+}
+
+/* The mount point of a cgroup2 mount whose root is the hierarchy's root, from
+ * /proc/self/mountinfo ("... root mountpoint ... - cgroup2 source opts"). */
+static int fl_find_cgroup2(char *out, size_t len)
+{
+	char line[4096], root[1024], mnt[1024], *dash;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		dash = strstr(line, " - cgroup2 ");
+		if (!dash || sscanf(line, "%*s %*s %*s %1023s %1023s", root, mnt) != 2)
+			continue;
+		if (!strcmp(root, "/") && strlen(mnt) < len) {
+			snprintf(out, len, "%s", mnt);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int fl_cgroup2_root(char *path_out, size_t pathlen, char *err, size_t errlen)
+{
+	int fd;
+
+	if (!fl_find_cgroup2(path_out, pathlen)) {
+		/* Hybrid or v1-only systems may have no cgroup2 mount; the v2
+		 * hierarchy exists anyway and sockops attach to its root. */
+		snprintf(path_out, pathlen, "%s", FL_CGROUP2_FALLBACK);
+		if ((mkdir("/run/fastlocal", 0755) && errno != EEXIST) ||
+		    (mkdir(path_out, 0755) && errno != EEXIST) ||
+		    mount("cgroup2", path_out, "cgroup2", 0, NULL)) {
+			snprintf(err, errlen, "no cgroup2 is mounted and mounting one on %s failed: %s",
+				 path_out, strerror(errno));
+			return -1;
+		}
+	}
+	fd = open(path_out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot open the cgroup2 root %s: %s", path_out, strerror(errno));
+	return fd;
 }

@@ -25,4 +25,10 @@ int fl_probe_sockmap(char *err, size_t errlen);
 /* The message fl_probe_sockmap gives; exposed so the test log can show it. */
 const char *fl_probe_sockmap_message(void);
 
+/* Opens the root of the cgroup v2 hierarchy (O_RDONLY|O_DIRECTORY) and puts
+ * its path in path_out. Mounts cgroup2 on FL_CGROUP2_FALLBACK when no cgroup2
+ * is mounted. Returns the fd, or -1 with a message. */
+#define FL_CGROUP2_FALLBACK "/run/fastlocal/cgroup2"
+int fl_cgroup2_root(char *path_out, size_t pathlen, char *err, size_t errlen);
+
 #endif

@@ -72,6 +72,8 @@ static void mirror_of_one_end_is_the_other_end(void **state)
 	(void)state;
 	assert_int_equal(fl_key_build(&kc, 9, &c, &s), 0);
 	assert_int_equal(fl_key_build(&ks, 9, &s, &c), 0);
+	kc.snd_isn = ks.rcv_isn = 1000;
+	kc.rcv_isn = ks.snd_isn = 2000;
 	fl_key_mirror(&m, &kc);
 	assert_memory_equal(&m, &ks, sizeof(m));
 	fl_key_mirror(&m, &ks);
@@ -106,7 +108,8 @@ static void key_has_no_implicit_padding(void **state)
 {
 	(void)state;
 	/* The BPF side hashes all bytes: every one must be a named field. */
-	assert_int_equal(sizeof(struct fl_key), 8 + 16 + 16 + 2 + 2 + 4);
+	assert_int_equal(sizeof(struct fl_key), 8 + 16 + 16 + 2 + 2 + 4 + 4 + 4);
+	assert_int_equal(sizeof(struct fl_slot), 64); /* one cache line */
 }
 
 int main(void)

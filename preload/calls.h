@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * calls.h - the logic behind each interposed call (fl_<fn>).
+ *
+ * shim.c exports one-line forwarders to these; they reach libc through the
+ * libc_<fn> trampolines. sock_calls.c has the socket bookkeeping (connect,
+ * accept, close, dup, fcntl, setsockopt), io.c the send and receive families.
+ */
+#ifndef FL_CALLS_H
+#define FL_CALLS_H
+
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+int fl_connect(int fd, const struct sockaddr *addr, socklen_t len);
+int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+int fl_accept(int fd, struct sockaddr *addr, socklen_t *len);
+int fl_close(int fd, int (*real)(int));
+int fl_close_range(unsigned int first, unsigned int last, int flags);
+int fl_dup(int fd);
+int fl_dup3(int oldfd, int newfd, int flags, int use_dup2);
+int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *));
+int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+
+ssize_t fl_send(int fd, const void *buf, size_t len, int flags);
+ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
+		  socklen_t alen);
+ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags);
+ssize_t fl_write(int fd, const void *buf, size_t len);
+ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt);
+ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int large);
+ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
+		  unsigned int flags);
+ssize_t fl_read(int fd, void *buf, size_t len);
+ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt);
+ssize_t fl_recv(int fd, void *buf, size_t len, int flags);
+ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
+		    socklen_t *alen);
+ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags);
+ssize_t fl_read_chk(int fd, void *buf, size_t len, size_t buflen);
+ssize_t fl_recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
+ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+			struct sockaddr *addr, socklen_t *alen);
+
+/* A non-blocking connect() to a local peer is under way on fd. */
+void fl_mark_connecting(int fd);
+
+#endif

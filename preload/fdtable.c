@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fdtable.c - what the shim knows about each file descriptor. */
+#include "fdtable.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define FL_CHUNK_SHIFT 10
+#define FL_CHUNK_SIZE (1 << FL_CHUNK_SHIFT)
+#define FL_CHUNKS (FL_FD_MAX >> FL_CHUNK_SHIFT)
+
+/*
+ * Owned by this file. Each pointer is published once with a CAS (release)
+ * and then never changes or goes away, so readers only need an acquire load.
+ * Entries themselves are written by the thread that enrolls/closes the fd;
+ * the state word is stored last with release semantics.
+ */
+static struct fl_fd *fl_chunks[FL_CHUNKS];
+
+struct fl_fd *fl_fd_peek(int fd)
+{
+	struct fl_fd *c;
+
+	if (fd < 0 || fd >= FL_FD_MAX)
+		return NULL;
+	c = __atomic_load_n(&fl_chunks[fd >> FL_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	return c ? &c[fd & (FL_CHUNK_SIZE - 1)] : NULL;
+}
+
+struct fl_fd *fl_fd_get(int fd)
+{
+	struct fl_fd *c, *expect = NULL;
+	size_t len = sizeof(struct fl_fd) * FL_CHUNK_SIZE;
+
+	if (fd < 0 || fd >= FL_FD_MAX)
+		return NULL;
+	c = __atomic_load_n(&fl_chunks[fd >> FL_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	if (!c) {
+		/* mmap, not malloc: no allocator lock, zeroed, never freed. */
+		c = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
+			return NULL;
+		if (!__atomic_compare_exchange_n(&fl_chunks[fd >> FL_CHUNK_SHIFT], &expect, c, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			munmap(c, len); /* another thread won */
+			c = expect;
+		}
+	}
+	return &c[fd & (FL_CHUNK_SIZE - 1)];
+}
+
+void fl_fd_clear(int fd)
+{
+	struct fl_fd *e = fl_fd_peek(fd);
+
+	if (!e)
+		return;
+	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->flags, 0, __ATOMIC_RELAXED);
+}
+
+void fl_fd_clear_range(unsigned int first, unsigned int last)
+{
+	unsigned int c, i, lo, hi;
+
+	if (first >= FL_FD_MAX)
+		return;
+	if (last >= FL_FD_MAX)
+		last = FL_FD_MAX - 1;
+	/* Only chunks that exist can hold anything to forget. */
+	for (c = first >> FL_CHUNK_SHIFT; c <= last >> FL_CHUNK_SHIFT; c++) {
+		struct fl_fd *chunk = __atomic_load_n(&fl_chunks[c], __ATOMIC_ACQUIRE);
+
+		if (!chunk)
+			continue;
+		lo = c << FL_CHUNK_SHIFT;
+		hi = lo + FL_CHUNK_SIZE - 1;
+		for (i = lo < first ? first : lo; i <= (hi > last ? last : hi); i++)
+			fl_fd_clear((int)i);
+	}
+}
+
+void fl_fd_copy(int oldfd, int newfd)
+{
+	struct fl_fd *src = fl_fd_peek(oldfd), *dst;
+	uint32_t state = fl_fd_state(src);
+
+	if (state == FL_FD_UNKNOWN && (!src || !__atomic_load_n(&src->flags, __ATOMIC_RELAXED))) {
+		fl_fd_clear(newfd);
+		return;
+	}
+	dst = fl_fd_get(newfd);
+	if (!dst)
+		return;
+	__atomic_store_n(&dst->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
+	dst->slot = src->slot;
+	dst->gen = src->gen;
+	__atomic_store_n(&dst->flags, __atomic_load_n(&src->flags, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->state, state, __ATOMIC_RELEASE);
+}

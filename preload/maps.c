@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* maps.c - this process's handles on the pinned maps. */
+#include "maps.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "bpf_sys.h"
+#include "config.h"
+#include "libc.h"
+#include "log.h"
+#include "own_fds.h"
+
+/*
+ * Owned by this file. fl_maps_state is filled under fl_maps_lock and
+ * published by the release store of fl_maps_ready; readers take the acquire
+ * load and never lock. fl_maps_retry_at is only touched under the lock.
+ */
+static struct fl_maps fl_maps_state = { .sockhash = -1, .sk = -1, .slot_index = -1 };
+static int fl_maps_ready;
+static pthread_mutex_t fl_maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static time_t fl_maps_retry_at;
+
+static void *fl_map_mmap(const char *dir, const char *name, size_t len)
+{
+	char path[320];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = fl_bpf_obj_get(path);
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	libc_close(fd); /* the mapping holds the map */
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Opens a pinned map into *fdp, as one of the shim's own fds. */
+static void fl_map_get(const char *dir, const char *name, int *fdp)
+{
+	char path[320];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	*fdp = fl_bpf_obj_get(path);
+	fl_own_fd_take(fdp);
+}
+
+static void fl_maps_open_locked(void)
+{
+	const char *dir = fl_config()->pin_dir;
+	struct fl_maps *m = &fl_maps_state;
+
+	/* The fd fields are registered with own_fds in place: they may move. */
+	fl_map_get(dir, FL_PIN_MAP_SOCKHASH, &m->sockhash);
+	fl_map_get(dir, FL_PIN_MAP_SK, &m->sk);
+	fl_map_get(dir, FL_PIN_MAP_SLOT_IDX, &m->slot_index);
+	m->slots = fl_map_mmap(dir, FL_PIN_MAP_SLOTS, sizeof(struct fl_slot) * FL_SLOTS_MAX);
+	m->ustats = fl_map_mmap(dir, FL_PIN_MAP_USTATS, sizeof(struct fl_ustats));
+	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
+		fl_debug("fastlocal is not loaded in %s (or the pins are not readable): "
+			 "connections stay on TCP", dir);
+		fl_own_fd_drop(&m->sockhash);
+		fl_own_fd_drop(&m->sk);
+		fl_own_fd_drop(&m->slot_index);
+		if (m->slots)
+			munmap(m->slots, sizeof(struct fl_slot) * FL_SLOTS_MAX);
+		if (m->ustats)
+			munmap(m->ustats, sizeof(struct fl_ustats));
+		m->slots = NULL;
+		m->ustats = NULL;
+		fl_maps_retry_at = time(NULL) + 1;
+		return;
+	}
+	__atomic_store_n(&fl_maps_ready, 1, __ATOMIC_RELEASE);
+}
+
+const struct fl_maps *fl_maps_if_open(void)
+{
+	return __atomic_load_n(&fl_maps_ready, __ATOMIC_ACQUIRE) ? &fl_maps_state : NULL;
+}
+
+const struct fl_maps *fl_maps(void)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+
+	if (m)
+		return m;
+	pthread_mutex_lock(&fl_maps_lock);
+	if (!fl_maps_ready && time(NULL) >= fl_maps_retry_at)
+		fl_maps_open_locked();
+	pthread_mutex_unlock(&fl_maps_lock);
+	return fl_maps_if_open();
+}
+
+void fl_ustat_add(enum fl_ustat idx, uint64_t v)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+
+	if (m && idx < FL_USTAT_SLOTS)
+		__atomic_fetch_add(&m->ustats->c[idx], v, __ATOMIC_RELAXED);
+}
+
+/* fork(): the child must not inherit fl_maps_lock held by a thread that does not
+ * exist there; hold it across fork in the parent, release it on both sides. */
+static void fl_maps_fork_prepare(void)
+{
+	pthread_mutex_lock(&fl_maps_lock);
+}
+
+static void fl_maps_fork_release(void)
+{
+	pthread_mutex_unlock(&fl_maps_lock);
+}
+
+__attribute__((constructor)) static void fl_maps_init(void)
+{
+	pthread_atfork(fl_maps_fork_prepare, fl_maps_fork_release, fl_maps_fork_release);
+}

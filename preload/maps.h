@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * maps.h - this process's handles on the pinned maps.
+ *
+ * Opened once, on the first enrollment, and never closed: while the process
+ * has enrolled sockets the sockhash must stay alive, or "fastlocal unload"
+ * would free it and the kernel would drop every byte queued in those sockets
+ * (kernel-facts trap 2). The fds are the shim's own (own_fds.h).
+ */
+#ifndef FL_MAPS_H
+#define FL_MAPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fastlocal.h"
+
+/* The fd fields may be moved by own_fds: read them with fl_own_fd_get(). */
+struct fl_maps {
+	int sockhash;             /* fl_sockhash */
+	int sk;                   /* fl_sk (SK_STORAGE) */
+	int slot_index;           /* fl_slot_index */
+	struct fl_slot *slots;    /* fl_slots, mmap-ed shared, FL_SLOTS_MAX entries */
+	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared */
+};
+
+/* The maps, opening them on first use. NULL when nothing is loaded (retried
+ * at most once a second, so connect() does not pay for it each time). */
+const struct fl_maps *fl_maps(void);
+
+/* The maps if they are open already, without trying to open them. */
+const struct fl_maps *fl_maps_if_open(void);
+
+/* Adds to a shim counter (no-op when the maps are not open). */
+void fl_ustat_add(enum fl_ustat idx, uint64_t v);
+
+#endif

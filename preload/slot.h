@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * slot.h - an enrolled socket's live counters in the shared fl_slots array.
+ *
+ * The shim writes how much the application has read (consumed), the receive
+ * budget and the blind flag; the verdict program reads them to keep the
+ * ordering gate and flow control (bpf/fastlocal.h, docs/design.md).
+ */
+#ifndef FL_SLOT_H
+#define FL_SLOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fastlocal.h"
+
+/* Claims a free slot for the socket with this cookie and initialises it.
+ * Returns the slot index and its generation in *gen, or -1 if all are taken. */
+int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t *gen);
+
+/* Gives a slot back (only when enrollment failed after fl_slot_alloc). */
+void fl_slot_free(uint32_t slot, uint64_t cookie);
+
+/* The slot, or NULL if the maps are not open or idx is out of range. */
+struct fl_slot *fl_slot_at(uint32_t idx);
+
+/* Counts n bytes read by the application. A no-op if the slot has been
+ * given to another socket since (gen differs). Lock-free, signal-safe. */
+void fl_slot_consume(uint32_t slot, uint64_t gen, uint64_t n);
+
+/* Shuts the gate towards this socket for good: the application reads
+ * through a path the shim cannot count. */
+void fl_slot_blind(uint32_t slot, uint64_t gen, const char *why);
+
+/* Sets the receive budget. */
+void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget);
+
+/* Bytes this socket has sent that its peer's application has not read yet,
+ * as of the last verdict; 0 when the peer is unknown. *budget gets the
+ * peer's budget. */
+uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting);
+
+#endif

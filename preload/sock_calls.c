@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sock_calls.c - socket bookkeeping: when a connection is enrolled, and how
+ * the fd table follows close, dup and fcntl.
+ *
+ * IMPORTANT: every function here keeps the errno the real call left, so the
+ * application sees exactly what plain TCP would give it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <linux/close_range.h>
+
+#include "calls.h"
+#include "enroll.h"
+#include "fdtable.h"
+#include "libc.h"
+#include "local_addr.h"
+#include "own_fds.h"
+#include "slot.h"
+
+void fl_mark_connecting(int fd)
+{
+	struct sockaddr_storage self, peer;
+	socklen_t sl = sizeof(self), pl = sizeof(peer);
+	struct fl_fd *e;
+
+	/* getpeername works once the handshake is done; until then the
+	 * destination is only known to connect(), so ask the kernel for the
+	 * local end and trust the loopback/own-address test on completion. */
+	if (!fl_is_tcp_socket(fd) || getsockname(fd, (struct sockaddr *)&self, &sl))
+		return;
+	if (!getpeername(fd, (struct sockaddr *)&peer, &pl) && !fl_peer_is_local(&peer, &self))
+		return;
+	e = fl_fd_get(fd);
+	if (e)
+		__atomic_store_n(&e->state, FL_FD_CONNECTING, __ATOMIC_RELEASE);
+}
+
+int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	int r = libc_connect(fd, addr, len), saved = errno;
+
+	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
+		return r;
+	if (r == 0)
+		fl_enroll(fd);
+	else if (saved == EINPROGRESS || saved == EINTR)
+		/* The handshake finishes later; enroll on first use (io.c). */
+		fl_mark_connecting(fd);
+	errno = saved;
+	return r;
+}
+
+int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	int c = libc_accept4(fd, addr, len, flags), saved = errno;
+	struct fl_fd *lst, *e;
+	uint32_t inherit;
+
+	if (c < 0)
+		return c;
+	/* The child inherits the listener's SO_RCVBUF and SO_RCVLOWAT. */
+	lst = fl_fd_peek(fd);
+	inherit = lst ? __atomic_load_n(&lst->flags, __ATOMIC_RELAXED) : 0;
+	fl_fd_clear(c);
+	if (inherit && (e = fl_fd_get(c)))
+		__atomic_store_n(&e->flags, inherit, __ATOMIC_RELAXED);
+	/* Before the application sees the fd, so it has read nothing yet. */
+	fl_enroll(c);
+	errno = saved;
+	return c;
+}
+
+int fl_accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return fl_accept4(fd, addr, len, 0);
+}
+
+int fl_close(int fd, int (*real)(int))
+{
+	/* The shim's own fds are not the application's to close: as far as it
+	 * knows they are not open. */
+	if (fl_own_fd(fd)) {
+		errno = EBADF;
+		return -1;
+	}
+	/* Forget first: once closed, the number can be reused at once. Nothing
+	 * is deleted from the sockhash; the kernel removes the socket when it
+	 * dies and sockops frees its slot (trap 2). */
+	fl_fd_clear(fd);
+	return real(fd);
+}
+
+int fl_close_range(unsigned int first, unsigned int last, int flags)
+{
+	int own[8], n, i, r = 0, saved = 0;
+	unsigned int lo = first;
+
+	if (first > last) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		fl_fd_clear_range(first, last);
+	/* Close around the shim's own fds, which must survive (own_fds.h). */
+	n = fl_own_fds_in(first, last, own, 8);
+	for (i = 0; i <= n; i++) {
+		unsigned int hi = i < n ? (unsigned int)own[i] - 1 : last;
+
+		if ((i == n || (unsigned int)own[i] > lo) && lo <= hi &&
+		    libc_close_range(lo, hi, flags)) {
+			r = -1;
+			saved = errno;
+		}
+		if (i < n)
+			lo = (unsigned int)own[i] + 1;
+	}
+	if (r)
+		errno = saved;
+	return r;
+}
+
+int fl_dup(int fd)
+{
+	int n = libc_dup(fd), saved = errno;
+
+	if (n >= 0)
+		fl_fd_copy(fd, n);
+	errno = saved;
+	return n;
+}
+
+int fl_dup3(int oldfd, int newfd, int flags, int use_dup2)
+{
+	int r, saved;
+
+	/* dup2 onto one of the shim's fds would close it: move ours away. */
+	fl_own_fd_evict(newfd);
+	r = use_dup2 ? libc_dup2(oldfd, newfd) : libc_dup3(oldfd, newfd, flags);
+	saved = errno;
+	if (r >= 0 && oldfd != newfd)
+		fl_fd_copy(oldfd, newfd);
+	errno = saved;
+	return r;
+}
+
+int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *))
+{
+	int r = real(fd, cmd, arg), saved = errno;
+
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+		fl_fd_copy(fd, r);
+	errno = saved;
+	return r;
+}
+
+int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	int r = libc_setsockopt(fd, level, name, val, len), saved = errno, v = 0, rcvbuf = 0;
+	socklen_t olen = sizeof(rcvbuf);
+	struct fl_fd *e;
+
+	if (r || level != SOL_SOCKET || !val || len < (socklen_t)sizeof(int))
+		return r;
+	memcpy(&v, val, sizeof(v));
+	if (name == SO_RCVBUF || name == SO_RCVBUFFORCE) {
+		e = fl_fd_get(fd);
+		if (e) {
+			__atomic_fetch_or(&e->flags, FL_FDF_RCVBUF_SET, __ATOMIC_RELAXED);
+			/* The kernel doubles the value; the budget is what it keeps. */
+			if (fl_fd_state(e) == FL_FD_ENROLLED &&
+			    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+				fl_slot_set_budget(e->slot, e->gen, (uint32_t)rcvbuf);
+		}
+	} else if (name == SO_RCVLOWAT && v > 1) {
+		e = fl_fd_get(fd);
+		if (e) {
+			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
+			/* The redirect path ignores SO_RCVLOWAT (trap 8): from now on
+			 * the peer's bytes must come over TCP, which honours it. */
+			if (fl_fd_state(e) == FL_FD_ENROLLED)
+				fl_slot_blind(e->slot, e->gen, "SO_RCVLOWAT set");
+		}
+	}
+	errno = saved;
+	return r;
+}
