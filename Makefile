@@ -96,7 +96,8 @@ $(CLI): $(CLI_SRCS) $(wildcard tools/*.h) bpf/fastlocal.h $(SKEL)
 
 $(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
+		-lbpf -lelf -lz -ldl -lpthread
 
 # ---------------------------------------------------------------- tests
 $(BUILD)/test/unit_%: test/unit/%.c $(wildcard preload/*.h tools/*.h) $(SHIM_SRCS) $(CLI_SRCS)
@@ -105,7 +106,8 @@ $(BUILD)/test/unit_%: test/unit/%.c $(wildcard preload/*.h tools/*.h) $(SHIM_SRC
 
 $(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
+		-lbpf -lelf -lz -ldl -lpthread
 
 test-build: all $(UNIT_BINS) $(IT_BINS)
 

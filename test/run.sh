@@ -31,7 +31,7 @@ cleanup() {
 	"$FL_TEST_CLI" unload >/dev/null 2>&1
 	rm -f "$log"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT INT TERM HUP PIPE
 
 echo "== fastlocal tests ($BUILD, pin dir $FASTLOCAL_PIN_DIR)"
 if [ "$(id -u)" != 0 ]; then
@@ -71,12 +71,17 @@ for t in "$BUILD"/test/unit_*; do
 	rm -f "$log.c"
 done
 
+# C integration tests are ordinary socket programs: they run with the shim
+# preloaded, exactly as a user's program would ("fastlocal run").
 for t in "$BUILD"/test/*  "$top"/test/integration/*.sh; do
 	case $(basename "$t") in unit_*) continue ;; esac
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
 	echo "-- $name"
-	"$t" >"$log" 2>&1
+	case $t in
+	*.sh) "$t" >"$log" 2>&1 ;;
+	*) LD_PRELOAD="$FL_TEST_ASAN_RT" FASTLOCAL_LIB="$FL_TEST_LIB" "$FL_TEST_CLI" run -- "$t" >"$log" 2>&1 ;;
+	esac
 	st=$?
 	cat "$log"
 	count "$log" "$st" "$name"

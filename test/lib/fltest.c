@@ -81,46 +81,80 @@ double fl_t_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int fl_t_tcp_pair(int family, int *client, int *server)
+int fl_t_tcp_pairs(const struct fl_t_addr *a, size_t n, int *client, int *server)
 {
 	struct sockaddr_storage ss = { 0 };
 	socklen_t len;
-	int lfd, c = -1, s = -1;
+	size_t i, made = 0;
+	int lfd, one = 1;
 
-	if (family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-
-		in->sin_family = AF_INET;
-		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		len = sizeof(*in);
-	} else {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_addr = in6addr_loopback;
-		len = sizeof(*in6);
-	}
-	lfd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fl_t_sockaddr(a->family, a->addr, a->port, &ss, &len))
+		return -1;
+	lfd = socket(a->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		return -1;
-	if (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 16) ||
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 1024) ||
 	    getsockname(lfd, (struct sockaddr *)&ss, &len))
 		goto fail;
-	c = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c < 0 || connect(c, (struct sockaddr *)&ss, len))
-		goto fail;
-	s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (s < 0)
-		goto fail;
+	for (made = 0; made < n; made++) {
+		client[made] = socket(a->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (client[made] < 0)
+			goto fail;
+		if (a->cport) {
+			struct sockaddr_storage cs;
+			socklen_t clen;
+
+			setsockopt(client[made], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (fl_t_sockaddr(a->family, a->addr, (uint16_t)(a->cport + made), &cs, &clen) ||
+			    bind(client[made], (struct sockaddr *)&cs, clen))
+				goto fail_one;
+		}
+		if (connect(client[made], (struct sockaddr *)&ss, len))
+			goto fail_one;
+		server[made] = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (server[made] < 0)
+			goto fail_one;
+	}
 	close(lfd);
-	*client = c;
-	*server = s;
 	return 0;
+fail_one:
+	close(client[made]);
 fail:
-	if (c >= 0)
-		close(c);
+	for (i = 0; i < made; i++) {
+		close(client[i]);
+		close(server[i]);
+	}
 	close(lfd);
 	return -1;
+}
+
+int fl_t_sockaddr(int family, const char *addr, uint16_t port, struct sockaddr_storage *ss,
+		  socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		*len = sizeof(*in);
+		return inet_pton(AF_INET, addr ? addr : "127.0.0.1", &in->sin_addr) == 1 ? 0 : -1;
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return inet_pton(AF_INET6, addr ? addr : "::1", &in6->sin6_addr) == 1 ? 0 : -1;
+	}
+}
+
+int fl_t_tcp_pair(int family, int *client, int *server)
+{
+	struct fl_t_addr a = { .family = family };
+
+	return fl_t_tcp_pairs(&a, 1, client, server);
 }
 
 fl_t_enroll_fn fl_t_enroll(void)
@@ -257,22 +291,31 @@ static void *fl_t_reader(void *arg)
 
 int fl_t_stream_run(struct fl_t_stream *s, size_t n)
 {
-	pthread_t th[2 * 64];
+	pthread_t *th = calloc(2 * n, sizeof(*th));
+	pthread_attr_t attr;
 	double t0 = fl_t_now();
 	size_t i;
 	int ok = 1;
 
-	if (n > 64)
+	if (!th)
 		return -1;
+	/* Small stacks: a test may run hundreds of streams at once. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
 	for (i = 0; i < n; i++) {
 		s[i].received = 0;
 		s[i].bad_offset = -1;
 		s[i].error = 0;
-		pthread_create(&th[2 * i], NULL, fl_t_reader, &s[i]);
-		pthread_create(&th[2 * i + 1], NULL, fl_t_writer, &s[i]);
+		if (pthread_create(&th[2 * i], &attr, fl_t_reader, &s[i]) ||
+		    pthread_create(&th[2 * i + 1], &attr, fl_t_writer, &s[i])) {
+			fprintf(stderr, "fltest: cannot start stream threads\n");
+			exit(2);
+		}
 	}
 	for (i = 0; i < 2 * n; i++)
 		pthread_join(th[i], NULL);
+	pthread_attr_destroy(&attr);
+	free(th);
 	for (i = 0; i < n; i++) {
 		s[i].seconds = fl_t_now() - t0;
 		if (s[i].error || s[i].bad_offset >= 0 || s[i].received != s[i].total)
@@ -312,20 +355,35 @@ uint64_t fl_t_tcp_outsegs(void)
 
 uint64_t fl_t_status_u64(const char *key)
 {
-	char cmd[1024], out[8192], pat[128], *p;
+	char out[64];
+
+	if (fl_t_sh_out(out, sizeof(out), "'%s' status --json | jq -r '.%s'", fl_t_cli(), key) ||
+	    !out[0] || out[0] < '0' || out[0] > '9')
+		return UINT64_MAX;
+	return strtoull(out, NULL, 10);
+}
+
+int fl_t_sh_out(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
 	size_t n;
 	FILE *f;
+	int st;
 
-	snprintf(cmd, sizeof(cmd), "'%s' status --json", fl_t_cli());
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
 	f = popen(cmd, "r");
 	if (!f)
-		return UINT64_MAX;
-	n = fread(out, 1, sizeof(out) - 1, f);
+		return -1;
+	n = fread(out, 1, len - 1, f);
 	out[n] = '\0';
-	pclose(f);
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(out, pat);
-	return p ? strtoull(p + strlen(pat), NULL, 10) : UINT64_MAX;
+	while (n && (out[n - 1] == '\n'))
+		out[--n] = '\0';
+	st = pclose(f);
+	return (st == -1 || !WIFEXITED(st)) ? -1 : WEXITSTATUS(st);
 }
 
 int fl_t_sh(const char *fmt, ...)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 
 /* ---- reporting */
 extern int fl_t_failed; /* subtests failed so far in this program */
@@ -43,12 +44,29 @@ const char *fl_t_lib(void);     /* $FL_TEST_LIB: libfastlocal.so */
 const char *fl_t_pin_dir(void); /* $FASTLOCAL_PIN_DIR */
 
 /* ---- sockets */
+struct fl_t_addr {
+	int family;       /* AF_INET or AF_INET6 */
+	const char *addr; /* listen and connect here; NULL: loopback */
+	uint16_t port;    /* listening port; 0: any */
+	uint16_t cport;   /* client ports cport, cport+1, ...; 0: any */
+};
+
+/* n connected TCP pairs to one listener at *a: client[i] from connect(),
+ * server[i] from accept(). 0 or -1 (nothing left open). */
+int fl_t_tcp_pairs(const struct fl_t_addr *a, size_t n, int *client, int *server);
+
+struct sockaddr_storage;
+/* Fills ss and len from a family, a textual address (NULL: loopback) and a port. */
+int fl_t_sockaddr(int family, const char *addr, uint16_t port, struct sockaddr_storage *ss,
+		  socklen_t *len);
+
 /* A connected loopback TCP pair (family AF_INET or AF_INET6): *client from
  * connect(), *server from accept(). 0 or -1. */
 int fl_t_tcp_pair(int family, int *client, int *server);
 
-/* fastlocal_enroll_fd from the shim, loaded with dlopen (so this program's
- * own calls are not interposed). NULL if the shim cannot be loaded. */
+/* fastlocal_enroll_fd, the shim's explicit enrollment, found with dlopen
+ * (the preloaded copy when the program runs under the shim). NULL if the
+ * shim cannot be loaded. */
 typedef int (*fl_t_enroll_fn)(int fd);
 fl_t_enroll_fn fl_t_enroll(void);
 
@@ -77,17 +95,21 @@ struct fl_t_stream {
 	double seconds;
 };
 
-/* Streams s->total bytes with a writer and a verifying reader thread.
- * Several streams run concurrently. 0 if every byte arrived intact. */
+/* Streams s->total bytes with a writer and a verifying reader thread per
+ * stream; all n streams run at once. 0 if every byte arrived intact. */
 int fl_t_stream_run(struct fl_t_stream *s, size_t n);
 
 /* ---- system counters */
 /* Tcp OutSegs from /proc/net/snmp (this network namespace). */
 uint64_t fl_t_tcp_outsegs(void);
 
-/* Runs "$FL_TEST_CLI status --json" and returns the value of a numeric key,
- * or UINT64_MAX if it cannot be read. */
+/* Runs "$FL_TEST_CLI status --json" and returns the value of a numeric key
+ * (a jq path such as "fallbacks.insert_ebusy"), or UINT64_MAX. */
 uint64_t fl_t_status_u64(const char *key);
+
+/* Runs a shell command, puts its stdout (trailing newlines cut) in out.
+ * Returns its exit status, or -1. */
+int fl_t_sh_out(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Runs a shell command, returns its exit status (or -1). */
 int fl_t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stream - unmodified socket code under the shim: loopback streams are
+ * enrolled transparently, arrive byte-exact, and bypass TCP.
+ *
+ * Runs preloaded (test/run.sh) in a network namespace of its own, so that
+ * Tcp OutSegs counts only this test's segments. The baseline is the same
+ * transfer by fl-stream with FASTLOCAL=0 (the shim a pure pass-through).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "fltest.h"
+#include "fltest_netns.h"
+
+#define MiB (1024ULL * 1024ULL)
+
+/* Moves total bytes each way at once over a fresh pair; 0 if byte-exact. */
+static int fl_both_ways(int family, uint64_t total, size_t wsize)
+{
+	struct fl_t_stream st[2];
+	int c, s, r, i;
+
+	FL_T_CHECK(fl_t_tcp_pair(family, &c, &s) == 0, "no loopback pair");
+	st[0] = (struct fl_t_stream){ .wfd = c, .rfd = s, .total = total, .wsize = wsize, .seed = 1 };
+	st[1] = (struct fl_t_stream){ .wfd = s, .rfd = c, .total = total, .wsize = wsize, .seed = 2 };
+	r = fl_t_stream_run(st, 2);
+	close(c);
+	close(s);
+	for (i = 0; r && i < 2; i++)
+		FL_T_CHECK(0, "direction %d (write size %zu): received %llu of %llu, first bad byte "
+			   "%lld, errno %d", i, wsize, (unsigned long long)st[i].received,
+			   (unsigned long long)st[i].total, (long long)st[i].bad_offset, st[i].error);
+	return 0;
+}
+
+/* TCP segments plain TCP needs for the same transfer (fl-stream, shim off). */
+static uint64_t fl_plain_segments(int family, uint64_t total, size_t wsize)
+{
+	uint64_t seg0 = fl_t_tcp_outsegs();
+
+	if (fl_t_sh("FASTLOCAL=0 '%s/fl-stream' --both --family %d --bytes %llu --size %zu "
+		    ">/dev/null", getenv("FL_TEST_BUILD"), family == AF_INET ? 4 : 6,
+		    (unsigned long long)total, wsize))
+		return 0;
+	return fl_t_tcp_outsegs() - seg0;
+}
+
+/* total bytes each way in wsize writes: byte-exact, counted as redirected,
+ * and with under 1% of the segments plain TCP needed. */
+static int fl_stream_case(int family, uint64_t total, size_t wsize)
+{
+	uint64_t plain, segs, seg0, red0, red1;
+
+	plain = fl_plain_segments(family, total, wsize);
+	FL_T_CHECK(plain > 50, "the plain TCP baseline failed or used %llu segments",
+		   (unsigned long long)plain);
+	red0 = fl_t_status_u64("redirected_bytes");
+	seg0 = fl_t_tcp_outsegs();
+	if (fl_both_ways(family, total, wsize))
+		return -1;
+	segs = fl_t_tcp_outsegs() - seg0;
+	red1 = fl_t_status_u64("redirected_bytes");
+	printf("  IPv%d, %zu-byte writes, %llu MiB each way: plain TCP %llu segments, "
+	       "fastlocal %llu, redirected %llu bytes\n", family == AF_INET ? 4 : 6, wsize,
+	       (unsigned long long)(total / MiB), (unsigned long long)plain,
+	       (unsigned long long)segs, (unsigned long long)(red1 - red0));
+	FL_T_CHECK(red0 != UINT64_MAX && red1 != UINT64_MAX, "status --json gave no redirected_bytes");
+	FL_T_CHECK(red1 - red0 >= 2 * total, "redirected_bytes grew by %llu, expected >= %llu",
+		   (unsigned long long)(red1 - red0), (unsigned long long)(2 * total));
+	FL_T_CHECK(segs * 100 < plain, "%llu TCP segments against plain TCP's %llu: not under 1%%",
+		   (unsigned long long)segs, (unsigned long long)plain);
+	return 0;
+}
+
+static int test_ipv4_64mib_both_ways(void)
+{
+	return fl_stream_case(AF_INET, 64 * MiB, 65536);
+}
+
+static int test_ipv6_64mib_both_ways(void)
+{
+	return fl_stream_case(AF_INET6, 64 * MiB, 65536);
+}
+
+/* Every write size, 64 MiB each way at once (1 MiB for 1-byte writes, which
+ * would otherwise take minutes of system calls). */
+static int test_write_sizes(void)
+{
+	static const size_t sizes[] = { 1, 64, 1000, 4096, 65536, 1 << 20 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (fl_stream_case(i % 2 ? AF_INET6 : AF_INET, sizes[i] == 1 ? MiB : 64 * MiB, sizes[i]))
+			return -1;
+	return 0;
+}
+
+/* 200 connections at once, both ways, each verified. */
+static int test_200_concurrent_connections(void)
+{
+	uint64_t red0 = fl_t_status_u64("redirected_bytes");
+
+	FL_T_CHECK(fl_t_sh("'%s/fl-stream' --conns 200 --both --bytes 1M --size 4K >/dev/null",
+			   getenv("FL_TEST_BUILD")) == 0, "fl-stream --conns 200 failed");
+	FL_T_CHECK(fl_t_status_u64("redirected_bytes") - red0 >= 400 * MiB,
+		   "not every connection was redirected");
+	return 0;
+}
+
+int main(void)
+{
+	if (fl_t_private_netns()) {
+		perror("stream: cannot create a private network namespace");
+		return 1;
+	}
+	FL_T_RUN("an IPv4 loopback pair exchanges 64 MiB both ways off TCP", test_ipv4_64mib_both_ways);
+	FL_T_RUN("an IPv6 loopback pair exchanges 64 MiB both ways off TCP", test_ipv6_64mib_both_ways);
+	FL_T_RUN("writes of 1 B to 1 MiB arrive byte-exact, both ways, off TCP", test_write_sizes);
+	FL_T_RUN("200 concurrent connections are each byte-exact and redirected",
+		 test_200_concurrent_connections);
+	return fl_t_exit_status();
+}
