@@ -58,9 +58,16 @@ count() {
 	failed=$((failed + f))
 }
 
-for t in "$BUILD"/test/unit_*; do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
+# Tests are found from their sources, so a stale binary of a deleted test
+# never runs and a test that failed to build is reported.
+for src in test/unit/*.c; do
+	name=unit_$(basename "$src" .c)
+	t=$BUILD/test/$name
+	if [ ! -x "$t" ]; then
+		echo "FAIL: $name was not built"
+		failed=$((failed + 1))
+		continue
+	fi
 	echo "-- $name"
 	CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$log" 2>&1
 	st=$?
@@ -73,10 +80,16 @@ done
 
 # C integration tests are ordinary socket programs: they run with the shim
 # preloaded, exactly as a user's program would ("fastlocal run").
-for t in "$BUILD"/test/*  "$top"/test/integration/*.sh; do
-	case $(basename "$t") in unit_*) continue ;; esac
-	[ -f "$t" ] && [ -x "$t" ] || continue
-	name=$(basename "$t")
+for src in test/integration/*.c test/integration/*.sh; do
+	case $src in
+	*.c) name=$(basename "$src" .c); t=$BUILD/test/$name ;;
+	*) name=$(basename "$src"); t=$top/$src ;;
+	esac
+	if [ ! -x "$t" ]; then
+		echo "FAIL: $name was not built"
+		failed=$((failed + 1))
+		continue
+	fi
 	echo "-- $name"
 	case $t in
 	*.sh) "$t" >"$log" 2>&1 ;;
