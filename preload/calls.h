@@ -9,6 +9,7 @@
 #ifndef FL_CALLS_H
 #define FL_CALLS_H
 
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -17,6 +18,7 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len);
 int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int fl_accept(int fd, struct sockaddr *addr, socklen_t *len);
 int fl_close(int fd, int (*real)(int));
+int fl_fclose(FILE *fp, int (*real)(FILE *));
 int fl_close_range(unsigned int first, unsigned int last, int flags);
 int fl_dup(int fd);
 int fl_dup3(int oldfd, int newfd, int flags, int use_dup2);

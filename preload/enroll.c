@@ -136,7 +136,10 @@ int fl_enroll(int fd)
 	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
 	    getpeername(fd, (struct sockaddr *)&remote, &rlen))
 		return errno == ENOTCONN ? -ENOTSUP : -errno;
-	if (!fl_peer_is_local(&remote, &local))
+	olen = sizeof(netns);
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
+		netns = 0;
+	if (!fl_peer_is_local(&remote, &local, netns))
 		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
 	olen = sizeof(lowat);
 	if ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
@@ -157,9 +160,8 @@ int fl_enroll(int fd)
 	if (st.flags & FL_SK_ENROLLED)
 		return fl_adopt(fd, &st);
 
-	olen = sizeof(netns);
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
-		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
+	if (!netns)
+		return fl_fallback(fd, -ENOPROTOOPT, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
 	olen = sizeof(cookie);
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
 		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");

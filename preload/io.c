@@ -97,8 +97,27 @@ static int64_t fl_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * True if fd still names the socket that owns the entry's slot. An fd can be
+ * closed behind the shim's back (glibc's internal close of a FILE, a raw
+ * system call) and its number reused; the entry would then describe a dead
+ * socket. Costs a system call, so it is asked only before sleeping.
+ */
+static bool fl_still_ours(int fd, struct fl_fd *e)
+{
+	struct fl_slot *s = fl_slot_at(e->slot);
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+
+	if (s && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
+	    cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED))
+		return true;
+	fl_fd_clear(fd);
+	return false;
+}
+
 /* Waits until the peer has room for len more redirected bytes. */
-static void fl_throttle(int fd, const struct fl_fd *e, size_t len)
+static void fl_throttle(int fd, struct fl_fd *e, size_t len)
 {
 	uint32_t budget;
 	bool redirecting;
@@ -110,9 +129,9 @@ static void fl_throttle(int fd, const struct fl_fd *e, size_t len)
 	if (!redirecting || !unread || unread + len <= budget)
 		return;
 	saved = errno;
-	if (libc_fcntl(fd, F_GETFL, NULL) & O_NONBLOCK) {
+	if ((libc_fcntl(fd, F_GETFL, NULL) & O_NONBLOCK) || !fl_still_ours(fd, e)) {
 		errno = saved;
-		return; /* the application wants EAGAIN, not a wait */
+		return; /* the application wants EAGAIN, not a wait; or a stale entry */
 	}
 	/* Hysteresis: wait until half the budget is free (or all of it for a
 	 * write larger than half), so that writers wait rarely, not per write. */

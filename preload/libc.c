@@ -89,6 +89,21 @@ FL_LIBC(ssize_t, __recvfrom_chk,
 	 socklen_t *alen),
 	(fd, buf, len, buflen, flags, addr, alen), (SYS_recvfrom, fd, buf, len, flags, addr, alen))
 FL_LIBC(int, __close_nocancel, (int fd), (fd), (SYS_close, fd))
+/* There is no system call for fclose; without a real one, report failure. */
+static int fl_fclose_fallback(FILE *fp)
+{
+	(void)fp;
+	return EOF;
+}
+
+int libc_fclose(FILE *fp)
+{
+	static void *slot;
+	int (*fn)(FILE *) = (int (*)(FILE *))fl_libc_bind("fclose", &slot);
+
+	return fn ? fn(fp) : fl_fclose_fallback(fp);
+}
+
 FL_LIBC(int, close_range, (unsigned int first, unsigned int last, int flags), (first, last, flags),
 	(SYS_close_range, first, last, flags))
 FL_LIBC(int, dup, (int fd), (fd), (SYS_dup, fd))

@@ -10,6 +10,7 @@
 #ifndef FL_LIBC_H
 #define FL_LIBC_H
 
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -40,6 +41,7 @@ ssize_t libc___recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
 ssize_t libc___recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 			    struct sockaddr *addr, socklen_t *alen);
 int libc___close_nocancel(int fd);
+int libc_fclose(FILE *fp);
 int libc_close_range(unsigned int first, unsigned int last, int flags);
 int libc_dup(int fd);
 int libc_dup2(int oldfd, int newfd);

@@ -16,6 +16,10 @@
 #include "log.h"
 #include "own_fds.h"
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* Linux 5.14 */
+#endif
+
 #define FL_ADDRS_MAX 256
 #define FL_RECHECK_NS (100 * 1000000LL)
 
@@ -27,6 +31,7 @@
 static pthread_mutex_t fl_addr_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char fl_addrs[FL_ADDRS_MAX][16];
 static int fl_addrs_nr = -1; /* -1: never read */
+static uint64_t fl_addrs_netns; /* the namespace the list was read in */
 static int fl_addr_nl = -1;
 static int64_t fl_addr_checked_ns;
 
@@ -106,9 +111,16 @@ static void fl_addr_dump_locked(void)
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	int done = 0;
 
+	socklen_t olen = sizeof(fl_addrs_netns);
+
 	fl_addrs_nr = 0;
+	fl_addrs_netns = 0;
 	if (fd < 0)
 		return;
+	/* The list belongs to the namespace this netlink socket was made in
+	 * (the thread's current one, which setns() may have changed). */
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &fl_addrs_netns, &olen))
+		fl_addrs_netns = 0;
 	if (libc_send(fd, &req, sizeof(req), 0) < 0) {
 		libc_close(fd);
 		return;
@@ -132,12 +144,18 @@ static void fl_addr_dump_locked(void)
 	fl_debug("read %d local addresses", fl_addrs_nr);
 }
 
-/* Subscribes to address changes; the first call also reads the list. */
-static void fl_addr_refresh_locked(void)
+/* Subscribes to address changes; the first call also reads the list. A list
+ * read in another namespace than netns (the process moved with setns) is
+ * read again, and the subscription follows. */
+static void fl_addr_refresh_locked(uint64_t netns)
 {
 	char buf[4096];
 	int changed = 0;
 
+	if (fl_addr_nl >= 0 && netns && netns != fl_addrs_netns) {
+		libc_close(fl_own_fd_get(&fl_addr_nl));
+		fl_addr_nl = -1;
+	}
 	if (fl_addr_nl < 0) {
 		struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
 					  .nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR };
@@ -165,7 +183,8 @@ static void fl_addr_refresh_locked(void)
 		fl_addr_dump_locked();
 }
 
-bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr_storage *self)
+bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr_storage *self,
+		      uint64_t netns)
 {
 	unsigned char p[16], s[16];
 	bool local = false;
@@ -178,11 +197,13 @@ bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr
 		return true;
 	pthread_mutex_lock(&fl_addr_lock);
 	now = fl_now_ns();
-	if (fl_addrs_nr < 0 || now - fl_addr_checked_ns >= FL_RECHECK_NS) {
-		fl_addr_refresh_locked();
+	if (fl_addrs_nr < 0 || now - fl_addr_checked_ns >= FL_RECHECK_NS ||
+	    (netns && netns != fl_addrs_netns)) {
+		fl_addr_refresh_locked(netns);
 		fl_addr_checked_ns = now;
 	}
-	for (i = 0; i < fl_addrs_nr && !local; i++)
+	/* A socket of another namespace than the list's: only the tests above. */
+	for (i = 0; i < fl_addrs_nr && !local && (!netns || netns == fl_addrs_netns); i++)
 		local = !memcmp(fl_addrs[i], p, 16);
 	pthread_mutex_unlock(&fl_addr_lock);
 	return local;

@@ -5,16 +5,20 @@
  * Loopback (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104), the socket's own
  * address, and every address of this network namespace's interfaces. The
  * interface list is read once and re-read only when a netlink notification
- * says it changed (checked at most every 100 ms), never per connect.
+ * says it changed (checked at most every 100 ms) or the socket belongs to
+ * another namespace than the list (after setns()), never per connect.
  */
 #ifndef FL_LOCAL_ADDR_H
 #define FL_LOCAL_ADDR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
-/* True if peer is an address of this host. self is the socket's own address. */
-bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr_storage *self);
+/* True if peer is an address of this host. self is the socket's own address,
+ * netns its namespace cookie (0: unknown, assume the process's). */
+bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr_storage *self,
+		      uint64_t netns);
 
 /* The pure part: 16-byte (IPv4-mapped) address a is loopback. */
 bool fl_addr_is_loopback(const unsigned char a[16]);

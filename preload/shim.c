@@ -6,6 +6,7 @@
  * logic and reaches libc through libc_<fn> (libc.h). Nothing else here.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -46,6 +47,11 @@ FL_EXPORT int close(int fd)
 FL_EXPORT int __close_nocancel(int fd)
 {
 	return fl_close(fd, libc___close_nocancel);
+}
+
+FL_EXPORT int fclose(FILE *fp)
+{
+	return fl_fclose(fp, libc_fclose);
 }
 
 FL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)

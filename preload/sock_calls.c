@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -32,7 +33,7 @@ void fl_mark_connecting(int fd)
 	 * local end and trust the loopback/own-address test on completion. */
 	if (!fl_is_tcp_socket(fd) || getsockname(fd, (struct sockaddr *)&self, &sl))
 		return;
-	if (!getpeername(fd, (struct sockaddr *)&peer, &pl) && !fl_peer_is_local(&peer, &self))
+	if (!getpeername(fd, (struct sockaddr *)&peer, &pl) && !fl_peer_is_local(&peer, &self, 0))
 		return;
 	e = fl_fd_get(fd);
 	if (e)
@@ -45,6 +46,10 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return r;
+	if (r == 0 || saved == EINPROGRESS || saved == EINTR)
+		/* A new connection: whatever the number described before is gone
+		 * (its close may have bypassed the shim). */
+		fl_fd_clear(fd);
 	if (r == 0)
 		fl_enroll(fd);
 	else if (saved == EINPROGRESS || saved == EINTR)
@@ -92,6 +97,17 @@ int fl_close(int fd, int (*real)(int))
 	 * dies and sockops frees its slot (trap 2). */
 	fl_fd_clear(fd);
 	return real(fd);
+}
+
+int fl_fclose(FILE *fp, int (*real)(FILE *))
+{
+	/* glibc closes a FILE's fd through its internal __close_nocancel, which
+	 * no preload can see: forget the fd here, before it can be reused. */
+	int fd = fp ? fileno(fp) : -1;
+
+	if (fd >= 0)
+		fl_fd_clear(fd);
+	return real(fp);
 }
 
 int fl_close_range(unsigned int first, unsigned int last, int flags)

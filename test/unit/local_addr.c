@@ -83,7 +83,7 @@ static void a_peer_with_the_sockets_own_address_is_local(void **state)
 	struct sockaddr_storage a = ss("203.0.113.7"), b = ss("203.0.113.7");
 
 	(void)state;
-	assert_true(fl_peer_is_local(&a, &b));
+	assert_true(fl_peer_is_local(&a, &b, 0));
 }
 
 static void the_interface_list_decides_for_other_addresses(void **state)
@@ -96,9 +96,9 @@ static void the_interface_list_decides_for_other_addresses(void **state)
 	fl_addr16_of(&peer, fl_addrs[0]);
 	fl_addr_checked_ns = fl_now_ns() + 1000000000LL;
 	fl_addr_nl = 0;
-	assert_true(fl_peer_is_local(&peer, &self));
+	assert_true(fl_peer_is_local(&peer, &self, 0));
 	peer = ss("198.51.100.10");
-	assert_false(fl_peer_is_local(&peer, &self));
+	assert_false(fl_peer_is_local(&peer, &self, 0));
 }
 
 static void other_families_are_never_local(void **state)
@@ -106,7 +106,7 @@ static void other_families_are_never_local(void **state)
 	struct sockaddr_storage u = { .ss_family = AF_UNIX }, s = ss("127.0.0.1");
 
 	(void)state;
-	assert_false(fl_peer_is_local(&u, &s));
+	assert_false(fl_peer_is_local(&u, &s, 0));
 }
 
 int main(void)
