@@ -123,8 +123,14 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	bench/demo.sh $(BUILD)
 
-bench: all
+bench: all $(BUILD)/fdtable_lookup
 	@echo "make bench: the benchmark harness is not written yet (see the benchmark issue); 'make demo' measures one stream."
+	$(BUILD)/fdtable_lookup
+
+# The fd table against uthash, the other candidate the design considered.
+$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< preload/fdtable.c $(LDFLAGS_ALL)
 
 # ---------------------------------------------------------------- install
 install: $(SHIM) $(CLI)
