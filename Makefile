@@ -50,7 +50,7 @@ STREAM    := $(BUILD)/fl-stream
 .PHONY: all deps test test-build demo bench install uninstall clean
 .DEFAULT_GOAL := all
 
-all: $(SHIM) $(CLI) $(STREAM)
+all: $(SHIM) $(CLI) $(STREAM) $(BUILD)/fl-bench
 
 # ---------------------------------------------------------------- deps
 deps:
@@ -126,6 +126,10 @@ demo: deps
 bench: all $(BUILD)/fdtable_lookup
 	@echo "make bench: the benchmark harness is not written yet (see the benchmark issue); 'make demo' measures one stream."
 	$(BUILD)/fdtable_lookup
+
+$(BUILD)/fl-bench: bench/fl-bench.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lpthread
 
 # The fd table against uthash, the other candidate the design considered.
 $(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h

@@ -9,6 +9,7 @@
 #ifndef FL_CALLS_H
 #define FL_CALLS_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -24,6 +25,7 @@ int fl_dup(int fd);
 int fl_dup3(int oldfd, int newfd, int flags, int use_dup2);
 int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *));
 int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+int fl_shutdown(int fd, int how);
 
 ssize_t fl_send(int fd, const void *buf, size_t len, int flags);
 ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
@@ -44,6 +46,13 @@ ssize_t fl_read_chk(int fd, void *buf, size_t len, size_t buflen);
 ssize_t fl_recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
 ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 			struct sockaddr *addr, socklen_t *alen);
+
+/* Before a call that may wait: buffered bytes go, without blocking. */
+void fl_before_wait(void);
+/* Before exec and _exit: buffered bytes go, waiting for room if need be. */
+void fl_before_leaving(void);
+/* execl, execlp ('p'), execle ('e'): collects the arguments, then exec. */
+int fl_execl_common(const char *path, const char *arg0, va_list ap, int kind);
 
 /* A non-blocking connect() to a local peer is under way on fd. */
 void fl_mark_connecting(int fd);

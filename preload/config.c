@@ -24,12 +24,32 @@ static int fl_parse_level(const char *v)
 	return FL_LOG_OFF;
 }
 
+/* An unsigned number from the environment, clamped to [lo, hi]; def when
+ * unset or not a number. */
+static unsigned fl_env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtoul(v, &end, 10);
+	if (*end)
+		return def;
+	return n < lo ? lo : n > hi ? hi : (unsigned)n;
+}
+
 static void fl_config_read(void)
 {
 	const char *on = getenv("FASTLOCAL");
 	const char *pin = getenv("FASTLOCAL_PIN_DIR");
+	const char *batch = getenv("FASTLOCAL_BATCH");
 
 	fl_cfg.enabled = !(on && !strcmp(on, "0"));
+	fl_cfg.batch = !(batch && (!strcmp(batch, "off") || !strcmp(batch, "0")));
+	fl_cfg.flush_bytes = fl_env_uint("FASTLOCAL_FLUSH_BYTES", 256 << 10, 16 << 10, 4 << 20);
+	fl_cfg.flush_usec = fl_env_uint("FASTLOCAL_FLUSH_USEC", 200, 10, 100000);
 	fl_cfg.log_level = fl_parse_level(getenv("FASTLOCAL_LOG"));
 	snprintf(fl_cfg.pin_dir, sizeof(fl_cfg.pin_dir), "%s",
 		 pin && pin[0] == '/' ? pin : FL_DEFAULT_PIN_DIR);

@@ -6,8 +6,11 @@
 enum fl_log_level { FL_LOG_OFF, FL_LOG_ERROR, FL_LOG_WARN, FL_LOG_INFO, FL_LOG_DEBUG };
 
 struct fl_config {
-	int enabled;   /* FASTLOCAL=0 turns the shim into a pure pass-through */
-	int log_level; /* FASTLOCAL_LOG=error|warn|info|debug */
+	int enabled;         /* FASTLOCAL=0 turns the shim into a pure pass-through */
+	int log_level;       /* FASTLOCAL_LOG=error|warn|info|debug */
+	int batch;           /* FASTLOCAL_BATCH=off: every write goes to the kernel at once */
+	unsigned flush_bytes; /* FASTLOCAL_FLUSH_BYTES: buffer size, 16 KiB..4 MiB, default 256 KiB */
+	unsigned flush_usec;  /* FASTLOCAL_FLUSH_USEC: longest wait of a buffered byte, default 200 */
 	char pin_dir[256];
 };
 

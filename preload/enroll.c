@@ -20,6 +20,7 @@
 #include "maps.h"
 #include "own_fds.h"
 #include "slot.h"
+#include "tx.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 ("net: retrieve netns cookie via getsocketopt") */
@@ -89,8 +90,8 @@ static enum fl_ustat fl_insert_counter(int err)
 	}
 }
 
-/* Records fd as enrolled in slot/gen in the fd table. */
-static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
+/* Records fd as enrolled in slot/gen in the fd table, with a send buffer. */
+static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
@@ -98,6 +99,7 @@ static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 		return -ENOMEM;
 	e->slot = slot;
 	e->gen = gen;
+	e->tx = fl_tx_attach(fd, slot, gen, cookie);
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -112,7 +114,7 @@ static int fl_adopt(int fd, const struct fl_sk *st)
 		return fl_fallback(fd, -ENODATA, FL_USTAT__NR, "enrolled before, but its slot is gone");
 	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
 	fl_debug("fd %d: adopted (slot %u)", fd, st->slot);
-	return fl_enroll_record(fd, st->slot, gen);
+	return fl_enroll_record(fd, st->slot, gen, st->cookie);
 }
 
 int fl_enroll(int fd)
@@ -210,7 +212,7 @@ int fl_enroll(int fd)
 		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
 	if (err)
 		return err;
 	fl_ustat_add(FL_USTAT_ENROLLED, 1);

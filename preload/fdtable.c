@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fdtable.c - what the shim knows about each file descriptor. */
 #include "fdtable.h"
+#include "tx.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,11 +55,15 @@ struct fl_fd *fl_fd_get(int fd)
 void fl_fd_clear(int fd)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
+	struct fl_tx *tx;
 
 	if (!e)
 		return;
+	tx = __atomic_exchange_n(&e->tx, NULL, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->flags, 0, __ATOMIC_RELAXED);
+	if (tx)
+		fl_tx_release(tx, fd);
 }
 
 void fl_fd_clear_range(unsigned int first, unsigned int last)
@@ -91,12 +96,15 @@ void fl_fd_copy(int oldfd, int newfd)
 		fl_fd_clear(newfd);
 		return;
 	}
+	fl_fd_clear(newfd); /* whatever newfd named before is gone */
 	dst = fl_fd_get(newfd);
 	if (!dst)
 		return;
-	__atomic_store_n(&dst->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
 	dst->slot = src->slot;
 	dst->gen = src->gen;
+	dst->tx = state == FL_FD_ENROLLED ? src->tx : NULL;
+	if (dst->tx)
+		fl_tx_hold(dst->tx);
 	__atomic_store_n(&dst->flags, __atomic_load_n(&src->flags, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&dst->state, state, __ATOMIC_RELEASE);

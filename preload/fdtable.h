@@ -22,12 +22,15 @@ enum fl_fd_state {
 #define FL_FDF_RCVBUF_SET (1u << 0) /* the application set SO_RCVBUF */
 #define FL_FDF_RCVLOWAT   (1u << 1) /* the application set SO_RCVLOWAT > 1 */
 
+struct fl_tx;
+
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
 	uint32_t flags;  /* FL_FDF_*; atomic bit operations */
 	uint32_t slot;   /* with FL_FD_ENROLLED: the socket's slot */
 	uint32_t pad;
 	uint64_t gen;    /* with FL_FD_ENROLLED: the slot generation it owns */
+	struct fl_tx *tx; /* with FL_FD_ENROLLED: its send buffer, or NULL (tx.h) */
 };
 
 #define FL_FD_MAX (1 << 20) /* fds above are never tracked (pass-through) */
@@ -45,7 +48,8 @@ static inline uint32_t fl_fd_state(const struct fl_fd *e)
 	return e ? __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) : FL_FD_UNKNOWN;
 }
 
-/* Forgets fd (close, or the target of dup2 before it is reused). */
+/* Forgets fd (close, or the target of dup2 before it is reused). An
+ * enrolled fd first hands its buffered bytes to the kernel (tx.h). */
 void fl_fd_clear(int fd);
 
 /* Forgets every fd in [first, last] (close_range, closefrom). */

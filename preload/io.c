@@ -9,10 +9,9 @@
  * meanwhile. A read the shim cannot see only makes the count low, which keeps
  * the gate shut: the safe direction.
  *
- * Send: a blocking write that would push the peer's unread bytes over its
- * budget waits (bounded) for the reader first, so that a fast writer does
- * not fall back to TCP every time it gets ahead; non-blocking writes never
- * wait: the verdict falls back to TCP and TCP's window gives EAGAIN.
+ * Send: an enrolled socket's writes go through its send buffer (tx.h),
+ * which coalesces small writes; a blocking writer that gets a budget ahead
+ * of its reader waits for it (throttle.h).
  *
  * Hot path: one table lookup for an fd the shim does not track; for an
  * enrolled one, one atomic add after a read and two loads before a write.
@@ -31,8 +30,8 @@
 #include "libc.h"
 #include "maps.h"
 #include "slot.h"
-
-#define FL_THROTTLE_MAX_NS (200 * 1000000LL) /* then let the verdict choose TCP */
+#include "throttle.h"
+#include "tx.h"
 
 /* What a read credits its bytes to, captured before the call. */
 struct fl_rx {
@@ -76,7 +75,12 @@ static inline struct fl_fd *fl_tracked(int fd)
 
 static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 {
-	struct fl_fd *e = fl_tracked(fd);
+	struct fl_fd *e;
+
+	/* A read may wait for an answer to what this process buffered. */
+	if (fl_tx_any_pending())
+		fl_tx_flush_all();
+	e = fl_tracked(fd);
 
 	rx->on = e != NULL;
 	rx->slot = e ? e->slot : 0;
@@ -89,72 +93,27 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 		fl_slot_consume(rx->slot, rx->gen, (uint64_t)n);
 }
 
-static int64_t fl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
- * True if fd still names the socket that owns the entry's slot. An fd can be
- * closed behind the shim's back (glibc's internal close of a FILE, a raw
- * system call) and its number reused; the entry would then describe a dead
- * socket. Costs a system call, so it is asked only before sleeping.
+ * Before a write: the fd's entry if it is enrolled. Without a send buffer
+ * the throttle applies here, per write; with one, where the buffer hands
+ * bytes to the kernel (tx.c).
  */
-static bool fl_still_ours(int fd, struct fl_fd *e)
-{
-	struct fl_slot *s = fl_slot_at(e->slot);
-	uint64_t cookie = 0;
-	socklen_t len = sizeof(cookie);
-
-	if (s && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
-	    cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED))
-		return true;
-	fl_fd_clear(fd);
-	return false;
-}
-
-/* Waits until the peer has room for len more redirected bytes. */
-static void fl_throttle(int fd, struct fl_fd *e, size_t len)
-{
-	uint32_t budget;
-	bool redirecting;
-	uint64_t unread = fl_slot_peer_unread(e->slot, &budget, &redirecting), target;
-	struct timespec pause = { 0, 20000 };
-	int64_t deadline;
-	int saved;
-
-	if (!redirecting || !unread || unread + len <= budget)
-		return;
-	saved = errno;
-	if ((libc_fcntl(fd, F_GETFL, NULL) & O_NONBLOCK) || !fl_still_ours(fd, e)) {
-		errno = saved;
-		return; /* the application wants EAGAIN, not a wait; or a stale entry */
-	}
-	/* Hysteresis: wait until half the budget is free (or all of it for a
-	 * write larger than half), so that writers wait rarely, not per write. */
-	target = len <= budget / 2 ? budget / 2 : len < budget ? budget - len : 0;
-	fl_ustat_add(FL_USTAT_THROTTLED, 1);
-	deadline = fl_mono_ns() + FL_THROTTLE_MAX_NS;
-	while (unread > target && redirecting) {
-		/* A signal ends the wait: the kernel call then behaves as TCP would. */
-		if (nanosleep(&pause, NULL) || fl_mono_ns() > deadline)
-			break;
-		if (pause.tv_nsec < 1000000)
-			pause.tv_nsec *= 2;
-		unread = fl_slot_peer_unread(e->slot, &budget, &redirecting);
-	}
-	errno = saved;
-}
-
-static inline void fl_tx_begin(int fd, size_t len, int flags)
+static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags)
 {
 	struct fl_fd *e = fl_tracked(fd);
 
-	if (e && len && !(flags & MSG_DONTWAIT))
-		fl_throttle(fd, e, len);
+	if (e && !__atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) &&
+	    fl_throttle(fd, e->slot, len, flags) < 0) {
+		fl_fd_clear(fd); /* a stale entry: the fd names another file now */
+		return NULL;
+	}
+	return e;
+}
+
+/* The write family of an enrolled socket goes through its send buffer. */
+static inline struct fl_tx *fl_batching(struct fl_fd *e)
+{
+	return e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL;
 }
 
 static size_t fl_iov_len(const struct iovec *iov, int n)
@@ -171,38 +130,60 @@ static size_t fl_iov_len(const struct iovec *iov, int n)
 
 ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 {
-	fl_tx_begin(fd, len, flags);
-	return libc_send(fd, buf, len, flags);
+	struct fl_fd *e = fl_tx_begin(fd, len, flags);
+	struct iovec v = { (void *)buf, len };
+	struct fl_tx *tx = fl_batching(e);
+
+	return tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) : libc_send(fd, buf, len, flags);
 }
 
 ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
 		  socklen_t alen)
 {
-	fl_tx_begin(fd, len, flags);
-	return libc_sendto(fd, buf, len, flags, addr, alen);
+	struct fl_fd *e = fl_tx_begin(fd, len, flags);
+	struct iovec v = { (void *)buf, len };
+	struct fl_tx *tx = fl_batching(e);
+
+	/* On a connected TCP socket the address is ignored (or refused). */
+	return tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
+			     libc_sendto(fd, buf, len, flags, addr, alen);
 }
 
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	fl_tx_begin(fd, msg ? fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen) : 0, flags);
-	return libc_sendmsg(fd, msg, flags);
+	struct fl_fd *e = fl_tx_begin(fd, msg ? fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen) : 0,
+				      flags);
+	struct fl_tx *tx = fl_batching(e);
+
+	return tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg) :
+			   libc_sendmsg(fd, msg, flags);
 }
 
 ssize_t fl_write(int fd, const void *buf, size_t len)
 {
-	fl_tx_begin(fd, len, 0);
-	return libc_write(fd, buf, len);
+	struct fl_fd *e = fl_tx_begin(fd, len, 0);
+	struct iovec v = { (void *)buf, len };
+	struct fl_tx *tx = fl_batching(e);
+
+	return tx ? fl_tx_send(tx, e->gen, fd, &v, 1, 0, NULL) : libc_write(fd, buf, len);
 }
 
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0);
-	return libc_writev(fd, iov, iovcnt);
+	struct fl_fd *e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0);
+	struct fl_tx *tx = fl_batching(e);
+
+	return tx && iovcnt >= 0 ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
+				   libc_writev(fd, iov, iovcnt);
 }
 
 ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int large)
 {
-	fl_tx_begin(out_fd, count, 0);
+	struct fl_fd *e = fl_tx_begin(out_fd, count, 0);
+	struct fl_tx *tx = fl_batching(e);
+
+	if (tx)
+		fl_tx_flush_now(tx, out_fd); /* the file's bytes go after the buffer's */
 	return large ? libc_sendfile64(out_fd, in_fd, offset, count) :
 		       libc_sendfile(out_fd, in_fd, offset, count);
 }
@@ -210,6 +191,7 @@ ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int larg
 ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
 		  unsigned int flags)
 {
+	struct fl_fd *e;
 	struct fl_rx rx;
 	ssize_t n;
 
@@ -218,7 +200,9 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 		/* splice() from a socket reads only TCP's queue, never the
 		 * redirected one (trap 6): the peer must stop redirecting. */
 		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
-	fl_tx_begin(fd_out, len, 0);
+	e = fl_tx_begin(fd_out, len, 0);
+	if (fl_batching(e))
+		fl_tx_flush_now(e->tx, fd_out); /* the pipe's bytes go after the buffer's */
 	n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
 	fl_rx_end(&rx, n, 0);
 	return n;

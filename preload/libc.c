@@ -3,8 +3,14 @@
 #include "libc.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+
+extern char **environ;
 
 /* IMPORTANT: initial-exec TLS never allocates on first access, so the guard
  * is safe in a signal handler and during early startup. */
@@ -114,3 +120,74 @@ FL_LIBC(int, fcntl, (int fd, int cmd, void *arg), (fd, cmd, arg), (SYS_fcntl, fd
 FL_LIBC(int, fcntl64, (int fd, int cmd, void *arg), (fd, cmd, arg), (SYS_fcntl, fd, cmd, arg))
 FL_LIBC(int, ioctl, (int fd, unsigned long req, void *arg), (fd, req, arg),
 	(SYS_ioctl, fd, req, arg))
+FL_LIBC(int, poll, (struct pollfd *fds, unsigned long nfds, int timeout), (fds, nfds, timeout),
+	(SYS_poll, fds, nfds, timeout))
+FL_LIBC(int, ppoll,
+	(struct pollfd *fds, unsigned long nfds, const struct timespec *tmo, const sigset_t *mask),
+	(fds, nfds, tmo, mask), (SYS_ppoll, fds, nfds, tmo, mask, 8))
+FL_LIBC(int, __poll_chk, (struct pollfd *fds, unsigned long nfds, int timeout, size_t fdslen),
+	(fds, nfds, timeout, fdslen), (SYS_poll, fds, nfds, timeout))
+FL_LIBC(int, __ppoll_chk,
+	(struct pollfd *fds, unsigned long nfds, const struct timespec *tmo, const sigset_t *mask,
+	 size_t fdslen),
+	(fds, nfds, tmo, mask, fdslen), (SYS_ppoll, fds, nfds, tmo, mask, 8))
+FL_LIBC(int, select, (int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tmo),
+	(n, r, w, e, tmo), (SYS_select, n, r, w, e, tmo))
+int libc_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
+		 const sigset_t *mask)
+{
+	static void *slot;
+	int (*fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
+		(int (*)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+			 const sigset_t *))fl_libc_bind("pselect", &slot);
+	/* pselect6 takes its mask in a struct of pointer and size. */
+	struct { const sigset_t *ss; size_t len; } m = { mask, 8 };
+	struct timespec t;
+
+	if (fn)
+		return fn(n, r, w, e, tmo, mask);
+	if (tmo)
+		t = *tmo; /* the system call writes back the time left */
+	return (int)syscall(SYS_pselect6, n, r, w, e, tmo ? &t : NULL, mask ? &m : NULL);
+}
+FL_LIBC(int, epoll_wait, (int epfd, struct epoll_event *ev, int max, int timeout),
+	(epfd, ev, max, timeout), (SYS_epoll_wait, epfd, ev, max, timeout))
+FL_LIBC(int, epoll_pwait,
+	(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask),
+	(epfd, ev, max, timeout, mask), (SYS_epoll_pwait, epfd, ev, max, timeout, mask, 8))
+FL_LIBC(int, epoll_pwait2,
+	(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo, const sigset_t *mask),
+	(epfd, ev, max, tmo, mask), (SYS_epoll_pwait2, epfd, ev, max, tmo, mask, 8))
+FL_LIBC(int, shutdown, (int fd, int how), (fd, how), (SYS_shutdown, fd, how))
+FL_LIBC(int, execve, (const char *path, char *const argv[], char *const envp[]),
+	(path, argv, envp), (SYS_execve, path, argv, envp))
+FL_LIBC(int, execv, (const char *path, char *const argv[]), (path, argv),
+	(SYS_execve, path, argv, environ))
+FL_LIBC(int, execvp, (const char *file, char *const argv[]), (file, argv),
+	(SYS_execve, file, argv, environ))
+FL_LIBC(int, execvpe, (const char *file, char *const argv[], char *const envp[]),
+	(file, argv, envp), (SYS_execve, file, argv, envp))
+FL_LIBC(int, fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp),
+	(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH))
+
+void libc__exit(int status)
+{
+	static void *slot;
+	void (*fn)(int) = (void (*)(int))fl_libc_bind("_exit", &slot);
+
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+void libc__Exit(int status)
+{
+	static void *slot;
+	void (*fn)(int) = (void (*)(int))fl_libc_bind("_Exit", &slot);
+
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}

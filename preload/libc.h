@@ -52,4 +52,34 @@ int libc_fcntl(int fd, int cmd, void *arg);
 int libc_fcntl64(int fd, int cmd, void *arg);
 int libc_ioctl(int fd, unsigned long req, void *arg);
 
+/* Calls before which buffered bytes must go (tx.h). */
+struct pollfd;
+struct epoll_event;
+struct timespec;
+struct timeval;
+#include <signal.h>
+#include <sys/select.h>
+int libc_poll(struct pollfd *fds, unsigned long nfds, int timeout);
+int libc_ppoll(struct pollfd *fds, unsigned long nfds, const struct timespec *tmo,
+	       const sigset_t *mask);
+int libc___poll_chk(struct pollfd *fds, unsigned long nfds, int timeout, size_t fdslen);
+int libc___ppoll_chk(struct pollfd *fds, unsigned long nfds, const struct timespec *tmo,
+		     const sigset_t *mask, size_t fdslen);
+int libc_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tmo);
+int libc_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
+		 const sigset_t *mask);
+int libc_epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout);
+int libc_epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+		     const sigset_t *mask);
+int libc_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+		      const sigset_t *mask);
+int libc_shutdown(int fd, int how);
+int libc_execve(const char *path, char *const argv[], char *const envp[]);
+int libc_execv(const char *path, char *const argv[]);
+int libc_execvp(const char *file, char *const argv[]);
+int libc_execvpe(const char *file, char *const argv[], char *const envp[]);
+int libc_fexecve(int fd, char *const argv[], char *const envp[]);
+void libc__exit(int status) __attribute__((noreturn));
+void libc__Exit(int status) __attribute__((noreturn));
+
 #endif

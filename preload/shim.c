@@ -7,6 +7,9 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -188,4 +191,143 @@ FL_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, i
 				 struct sockaddr *addr, socklen_t *alen)
 {
 	return fl_recvfrom_chk(fd, buf, len, buflen, flags, addr, alen);
+}
+
+FL_EXPORT int shutdown(int fd, int how)
+{
+	return fl_shutdown(fd, how);
+}
+
+FL_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	fl_before_wait();
+	return libc_poll(fds, nfds, timeout);
+}
+
+FL_EXPORT int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen)
+{
+	fl_before_wait();
+	return libc___poll_chk(fds, nfds, timeout, fdslen);
+}
+
+FL_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
+		    const sigset_t *mask)
+{
+	fl_before_wait();
+	return libc_ppoll(fds, nfds, tmo, mask);
+}
+
+FL_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
+			  const sigset_t *mask, size_t fdslen)
+{
+	fl_before_wait();
+	return libc___ppoll_chk(fds, nfds, tmo, mask, fdslen);
+}
+
+FL_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tmo)
+{
+	fl_before_wait();
+	return libc_select(n, r, w, e, tmo);
+}
+
+FL_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
+		      const sigset_t *mask)
+{
+	fl_before_wait();
+	return libc_pselect(n, r, w, e, tmo, mask);
+}
+
+FL_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	fl_before_wait();
+	return libc_epoll_wait(epfd, ev, max, timeout);
+}
+
+FL_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+			  const sigset_t *mask)
+{
+	fl_before_wait();
+	return libc_epoll_pwait(epfd, ev, max, timeout, mask);
+}
+
+FL_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+			   const sigset_t *mask)
+{
+	fl_before_wait();
+	return libc_epoll_pwait2(epfd, ev, max, tmo, mask);
+}
+
+FL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	fl_before_leaving();
+	return libc_execve(path, argv, envp);
+}
+
+FL_EXPORT int execv(const char *path, char *const argv[])
+{
+	fl_before_leaving();
+	return libc_execv(path, argv);
+}
+
+FL_EXPORT int execvp(const char *file, char *const argv[])
+{
+	fl_before_leaving();
+	return libc_execvp(file, argv);
+}
+
+FL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	fl_before_leaving();
+	return libc_execvpe(file, argv, envp);
+}
+
+FL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	fl_before_leaving();
+	return libc_fexecve(fd, argv, envp);
+}
+
+FL_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = fl_execl_common(path, arg, ap, 'v');
+	va_end(ap);
+	return r;
+}
+
+FL_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = fl_execl_common(file, arg, ap, 'p');
+	va_end(ap);
+	return r;
+}
+
+FL_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = fl_execl_common(path, arg, ap, 'e');
+	va_end(ap);
+	return r;
+}
+
+FL_EXPORT void _exit(int status)
+{
+	fl_before_leaving();
+	libc__exit(status);
+}
+
+FL_EXPORT void _Exit(int status)
+{
+	fl_before_leaving();
+	libc__Exit(status);
 }

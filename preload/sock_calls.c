@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <linux/close_range.h>
 
@@ -21,6 +22,7 @@
 #include "local_addr.h"
 #include "own_fds.h"
 #include "slot.h"
+#include "tx.h"
 
 void fl_mark_connecting(int fd)
 {
@@ -42,7 +44,11 @@ void fl_mark_connecting(int fd)
 
 int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	int r = libc_connect(fd, addr, len), saved = errno;
+	int r, saved;
+
+	fl_tx_flush_all(); /* connect() may wait: what is buffered goes first */
+	r = libc_connect(fd, addr, len);
+	saved = errno;
 
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return r;
@@ -61,9 +67,13 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	int c = libc_accept4(fd, addr, len, flags), saved = errno;
 	struct fl_fd *lst, *e;
 	uint32_t inherit;
+	int c, saved;
+
+	fl_tx_flush_all(); /* accept() may wait: what is buffered goes first */
+	c = libc_accept4(fd, addr, len, flags);
+	saved = errno;
 
 	if (c < 0)
 		return c;
@@ -97,6 +107,16 @@ int fl_close(int fd, int (*real)(int))
 	 * dies and sockops frees its slot (trap 2). */
 	fl_fd_clear(fd);
 	return real(fd);
+}
+
+int fl_shutdown(int fd, int how)
+{
+	struct fl_fd *e = fl_fd_peek(fd);
+
+	/* What was written goes before the FIN, as in TCP. */
+	if (fl_fd_state(e) == FL_FD_ENROLLED && e->tx && how != SHUT_RD)
+		fl_tx_flush_now(e->tx, fd);
+	return libc_shutdown(fd, how);
 }
 
 int fl_fclose(FILE *fp, int (*real)(FILE *))
@@ -153,8 +173,12 @@ int fl_dup3(int oldfd, int newfd, int flags, int use_dup2)
 {
 	int r, saved;
 
-	/* dup2 onto one of the shim's fds would close it: move ours away. */
+	/* dup2 onto one of the shim's fds would close it: move ours away. The
+	 * socket newfd names now is about to be closed by the kernel: hand its
+	 * buffered bytes over while newfd still names it. */
 	fl_own_fd_evict(newfd);
+	if (oldfd != newfd)
+		fl_fd_clear(newfd);
 	r = use_dup2 ? libc_dup2(oldfd, newfd) : libc_dup3(oldfd, newfd, flags);
 	saved = errno;
 	if (r >= 0 && oldfd != newfd)
@@ -179,9 +203,23 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	socklen_t olen = sizeof(rcvbuf);
 	struct fl_fd *e;
 
-	if (r || level != SOL_SOCKET || !val || len < (socklen_t)sizeof(int))
+	if (r || !val || len < (socklen_t)sizeof(int))
 		return r;
 	memcpy(&v, val, sizeof(v));
+	if (level == IPPROTO_TCP && (name == TCP_NODELAY || name == TCP_CORK)) {
+		/* The send buffer follows TCP's own switches (tx.h). */
+		e = fl_fd_peek(fd);
+		if (fl_fd_state(e) == FL_FD_ENROLLED && e->tx) {
+			if (name == TCP_NODELAY)
+				fl_tx_set_nodelay(e->tx, fd, v != 0);
+			else
+				fl_tx_set_cork(e->tx, fd, v != 0);
+		}
+		errno = saved;
+		return r;
+	}
+	if (level != SOL_SOCKET)
+		return r;
 	if (name == SO_RCVBUF || name == SO_RCVBUFFORCE) {
 		e = fl_fd_get(fd);
 		if (e) {

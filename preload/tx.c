@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* tx.c - corked delivery: the per-socket send buffer and when it is flushed. */
+#include "tx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+
+#include "config.h"
+#include "flusher.h"
+#include "libc.h"
+#include "log.h"
+#include "maps.h"
+#include "slot.h"
+#include "throttle.h"
+
+#define FL_TXF_NODELAY (1u << 0)
+#define FL_TXF_CORK    (1u << 1)
+#define FL_TXF_MORE    (1u << 2) /* the last write had MSG_MORE */
+
+#define FL_CORK_CEILING_NS (200 * 1000000LL) /* Linux's TCP_CORK ceiling */
+#define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
+
+struct fl_tx {
+	pthread_mutex_t lock;   /* guards everything below but refs and links */
+	uint32_t slot;          /* the socket: its slot and generation */
+	uint64_t gen;
+	uint64_t cookie;        /* its SO_COOKIE, to recognise it through an fd */
+	int fd;                 /* an fd that named it when bytes were buffered */
+	uint32_t flags;         /* FL_TXF_* */
+	uint32_t len;           /* bytes buffered */
+	int err;                /* error of a flush the application did not see yet */
+	int64_t first_ns;       /* when the first buffered byte came (0: empty) */
+	uint8_t *buf;           /* fl_config()->flush_bytes */
+	int refs;               /* atomic: fds of this process that name it */
+	uint32_t checked_len;   /* len when the peer was last looked at */
+	bool peer_busy;         /* what it looked like then */
+	int listed;             /* on fl_pending (guarded by fl_pending_lock) */
+	struct fl_tx *next_pending, *next_free, *next_all;
+};
+
+/*
+ * Owned by this file. Transmit states are type-stable: never freed, only
+ * recycled through fl_free (and reused with a new slot/gen), so a pointer a
+ * racing thread still holds always points at a fl_tx, and the generation
+ * check under its lock tells it the socket is gone.
+ * fl_pool_lock guards fl_free and fl_all; fl_pending_lock guards fl_pending
+ * and each tx's listed/next_pending. Lock order: a tx lock, then
+ * fl_pending_lock; code holding fl_pending_lock only ever trylocks a tx.
+ */
+static pthread_mutex_t fl_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fl_tx *fl_free, *fl_all;
+static pthread_mutex_t fl_pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fl_tx *fl_pending;
+int fl_tx_pending_sockets;
+
+static int64_t fl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* How long buffered bytes may wait: corked (TCP_CORK, or a MSG_MORE still
+ * waiting for its next write) as long as Linux lets a cork hold data. */
+static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
+{
+	return (tx->flags & (FL_TXF_CORK | FL_TXF_MORE)) ? FL_CORK_CEILING_NS :
+							   (int64_t)fl_config()->flush_usec * 1000;
+}
+
+/* ------------------------------------------------------------- pool */
+
+struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
+{
+	const struct fl_config *cfg = fl_config();
+	struct fl_tx *tx;
+	int nodelay = 0;
+	socklen_t olen = sizeof(nodelay);
+
+	if (!cfg->batch)
+		return NULL;
+	pthread_mutex_lock(&fl_pool_lock);
+	tx = fl_free;
+	if (tx)
+		fl_free = tx->next_free;
+	pthread_mutex_unlock(&fl_pool_lock);
+	if (!tx) {
+		tx = calloc(1, sizeof(*tx));
+		if (!tx)
+			return NULL;
+		tx->buf = malloc(cfg->flush_bytes);
+		if (!tx->buf) {
+			free(tx);
+			return NULL;
+		}
+		pthread_mutex_init(&tx->lock, NULL);
+		pthread_mutex_lock(&fl_pool_lock);
+		tx->next_all = fl_all;
+		fl_all = tx;
+		pthread_mutex_unlock(&fl_pool_lock);
+	}
+	pthread_mutex_lock(&tx->lock);
+	tx->slot = slot;
+	tx->gen = gen;
+	tx->cookie = cookie;
+	tx->fd = fd;
+	tx->len = 0;
+	tx->err = 0;
+	tx->first_ns = 0;
+	/* Accepted sockets inherit TCP_NODELAY from their listener. */
+	tx->flags = (!getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &olen) && nodelay) ?
+		    FL_TXF_NODELAY : 0;
+	__atomic_store_n(&tx->refs, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&tx->lock);
+	return tx;
+}
+
+void fl_tx_hold(struct fl_tx *tx)
+{
+	__atomic_fetch_add(&tx->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+/* ------------------------------------------------------------- buffer */
+
+/* The fd still names the socket whose bytes are buffered. */
+static bool fl_tx_fd_ok(const struct fl_tx *tx, int fd)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+
+	return fd >= 0 && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
+	       cookie == tx->cookie;
+}
+
+/* Bytes are buffered now: count the socket and tell the timer. */
+static void fl_tx_mark_pending(struct fl_tx *tx)
+{
+	bool was_listed;
+
+	__atomic_store_n(&tx->first_ns, fl_mono_ns(), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&fl_tx_pending_sockets, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&fl_pending_lock);
+	was_listed = tx->listed;
+	if (!was_listed) {
+		tx->listed = 1;
+		tx->next_pending = fl_pending;
+		fl_pending = tx;
+	}
+	pthread_mutex_unlock(&fl_pending_lock);
+	fl_flusher_kick(tx->first_ns + fl_tx_delay_ns(tx));
+}
+
+static void fl_tx_mark_empty(struct fl_tx *tx)
+{
+	if (tx->first_ns) {
+		__atomic_store_n(&tx->first_ns, 0, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&fl_tx_pending_sockets, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Drops the buffer after an error; the application sees it on its next write. */
+static void fl_tx_fail(struct fl_tx *tx, int err)
+{
+	if (!tx->err)
+		tx->err = err;
+	fl_debug("slot %u: flushing %u buffered bytes failed: %s", tx->slot, tx->len,
+		 strerror(err));
+	tx->len = 0;
+	fl_tx_mark_empty(tx);
+}
+
+/* Consumes n sent bytes from the front of the buffer. */
+static void fl_tx_advance(struct fl_tx *tx, size_t n)
+{
+	if (n >= tx->len) {
+		tx->len = 0;
+		fl_tx_mark_empty(tx);
+		return;
+	}
+	memmove(tx->buf, tx->buf + n, tx->len - n);
+	tx->len -= (uint32_t)n;
+}
+
+/* True when a send on fd may block: a blocking socket and no MSG_DONTWAIT. */
+static bool fl_may_block(int fd, int flags)
+{
+	int fl;
+
+	if (flags & MSG_DONTWAIT)
+		return false;
+	fl = libc_fcntl(fd, F_GETFL, NULL);
+	return fl >= 0 && !(fl & O_NONBLOCK);
+}
+
+/*
+ * Sends the buffer through fd. block: wait for room as a blocking send does;
+ * else MSG_DONTWAIT. Returns 0 when the buffer is empty, -EAGAIN when bytes
+ * remain, another -errno when it failed (the buffer is then dropped and the
+ * error kept for the application). Called with tx->lock held.
+ */
+static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block)
+{
+	while (tx->len) {
+		ssize_t n = libc_send(fd, tx->buf, tx->len,
+				      MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT));
+
+		if (n > 0) {
+			fl_tx_advance(tx, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (block && fl_may_block(fd, 0))
+				continue; /* SO_SNDTIMEO expired: try again */
+			return -EAGAIN;
+		}
+		fl_tx_fail(tx, n < 0 ? errno : EPIPE);
+		return -tx->err;
+	}
+	return 0;
+}
+
+static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/*
+ * The application's thread hands the buffer to the kernel: first the
+ * throttle (a reader a budget behind is waited for), then the flush;
+ * waiting for room only if the caller may block and wait says so.
+ */
+static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait)
+{
+	if (fl_throttle(fd, tx->slot, tx->len, flags) < 0) {
+		fl_tx_fail(tx, EBADF); /* the fd names another file now */
+		tx->err = 0;
+		return 0;
+	}
+	return fl_tx_flush_locked(tx, fd, wait && fl_may_block(fd, flags));
+}
+
+/* Appends up to room bytes of the iovec. */
+static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt, size_t room)
+{
+	size_t done = 0;
+	int i;
+
+	for (i = 0; i < iovcnt && done < room; i++) {
+		size_t n = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
+
+		memcpy(tx->buf + tx->len + done, iov[i].iov_base, n);
+		done += n;
+	}
+	if (done && !tx->len) {
+		tx->len = (uint32_t)done;
+		tx->checked_len = 0;
+		fl_tx_mark_pending(tx);
+	} else {
+		tx->len += (uint32_t)done;
+	}
+	return done;
+}
+
+/*
+ * The buffer and the application's bytes in one sendmsg(), so that a write
+ * that goes at once never costs two calls (or two wakeups of the reader).
+ * Returns what the application's call returns.
+ */
+static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
+			     int flags, const struct msghdr *msg)
+{
+	struct iovec v[FL_THROUGH_IOV + 1];
+	struct msghdr m = { 0 };
+	size_t pending = tx->len;
+	ssize_t n;
+	int i;
+
+	if (msg)
+		m = *msg;
+	/* Handing bytes to the kernel: wait here if the reader is a budget behind. */
+	if (fl_throttle(fd, tx->slot, pending + fl_iov_total(iov, iovcnt), flags) < 0) {
+		fl_tx_fail(tx, EBADF); /* the fd names another file now */
+		tx->err = 0;
+		pending = 0;
+	}
+	if (!pending)
+		goto direct;
+	if (iovcnt > FL_THROUGH_IOV) {
+		/* Rare: flush first, then the application's call as it is. */
+		if (fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags)))
+			return tx->len ? (errno = EAGAIN, -1) : (errno = tx->err, tx->err = 0, -1);
+		goto direct;
+	}
+	v[0].iov_base = tx->buf;
+	v[0].iov_len = pending;
+	for (i = 0; i < iovcnt; i++)
+		v[i + 1] = iov[i];
+	m.msg_iov = v;
+	m.msg_iovlen = (size_t)iovcnt + 1;
+	do
+		n = libc_sendmsg(fd, &m, flags);
+	while (n < 0 && errno == EINTR && !tx->len);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -1; /* nothing went: the kernel is not writable */
+		fl_tx_fail(tx, errno);
+		errno = tx->err;
+		tx->err = 0;
+		return -1;
+	}
+	if ((size_t)n < pending) {
+		fl_tx_advance(tx, (size_t)n);
+		errno = EAGAIN; /* a partial send of our own bytes only */
+		return -1;
+	}
+	fl_tx_advance(tx, pending);
+	return n - (ssize_t)pending;
+direct:
+	m.msg_iov = (struct iovec *)iov;
+	m.msg_iovlen = (size_t)iovcnt;
+	return libc_sendmsg(fd, &m, flags);
+}
+
+/*
+ * Coalescing pays only on the redirect path with a reader that is busy.
+ * The peer's counters sit on a cache line its reader keeps writing, so they
+ * are looked at when a batch starts and then every 4 KiB buffered, not on
+ * every small write.
+ */
+static bool fl_tx_peer_busy(struct fl_tx *tx)
+{
+	uint32_t budget;
+	bool redirecting;
+	uint64_t unread;
+
+	if (tx->len && tx->len - tx->checked_len < 4096)
+		return tx->peer_busy;
+	unread = fl_slot_peer_unread(tx->slot, &budget, &redirecting);
+	tx->checked_len = tx->len;
+	tx->peer_busy = redirecting && unread > 0;
+	return tx->peer_busy;
+}
+
+/* The application's call as it is, past the buffer (which is empty or not ours). */
+static ssize_t fl_tx_bypass(int fd, const struct iovec *iov, int iovcnt, int flags,
+			    const struct msghdr *msg)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
+
+	return libc_sendmsg(fd, msg ? msg : &m, flags);
+}
+
+ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
+		   int flags, const struct msghdr *msg)
+{
+	const uint32_t cap = fl_config()->flush_bytes;
+	size_t len = fl_iov_total(iov, iovcnt), took;
+	bool more = flags & MSG_MORE, hold;
+	ssize_t r;
+	pthread_mutex_lock(&tx->lock);
+	if (tx->gen != gen) {
+		/* The socket this fd named is gone (a close the shim missed). */
+		pthread_mutex_unlock(&tx->lock);
+		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+	}
+	if (tx->err) {
+		int err = tx->err;
+
+		tx->err = 0;
+		/* A broken connection: the kernel reports it on this very call,
+		 * with SIGPIPE as the application's flags ask. */
+		if (err == EPIPE || err == ECONNRESET) {
+			pthread_mutex_unlock(&tx->lock);
+			return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+		}
+		/* Another failure of a background flush: reported on the next
+		 * call, as TCP reports its asynchronous errors. */
+		errno = err;
+		pthread_mutex_unlock(&tx->lock);
+		return -1;
+	}
+	/* Bytes of another call always stay behind the buffer's. Out-of-band,
+	 * zero-copy and addressed sends are not ours to hold. */
+	if ((flags & (MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
+	    (msg && (msg->msg_name || msg->msg_controllen))) {
+		r = fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags));
+		pthread_mutex_unlock(&tx->lock);
+		if (r)
+			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
+		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+	}
+	hold = more || (tx->flags & FL_TXF_CORK) ||
+	       (!(tx->flags & FL_TXF_NODELAY) && len < cap / 2 && fl_tx_peer_busy(tx));
+	if (!hold || tx->len + len > cap) {
+		/* Goes now: with what is buffered, in one call, in order. A batch
+		 * buffered through another fd number is checked to still be ours. */
+		if (tx->len && fd != tx->fd && !fl_tx_fd_ok(tx, fd)) {
+			fl_tx_fail(tx, EBADF);
+			tx->err = 0;
+		}
+		if (!hold || len >= cap / 2) {
+			tx->flags &= ~FL_TXF_MORE;
+			r = fl_tx_through(tx, fd, iov, iovcnt, flags & ~MSG_MORE, msg);
+			pthread_mutex_unlock(&tx->lock);
+			return r;
+		}
+		/* Held, but the buffer is full: make room first. */
+		r = fl_tx_push(tx, fd, flags, true);
+		if (r && r != -EAGAIN) {
+			errno = tx->err;
+			tx->err = 0;
+			pthread_mutex_unlock(&tx->lock);
+			return -1;
+		}
+	}
+	if (!tx->len && !fl_tx_fd_ok(tx, fd)) {
+		/* The fd no longer names our socket (closed behind the shim's
+		 * back and reused): this is not ours to buffer. */
+		pthread_mutex_unlock(&tx->lock);
+		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+	}
+	took = fl_tx_append(tx, iov, iovcnt, cap - tx->len);
+	tx->fd = fd;
+	if (more)
+		tx->flags |= FL_TXF_MORE;
+	else
+		tx->flags &= ~FL_TXF_MORE;
+	if (!took) {
+		pthread_mutex_unlock(&tx->lock);
+		errno = EAGAIN; /* full, and the kernel is not writable either */
+		return -1;
+	}
+	/* A full buffer goes now (the reader gets a big batch). */
+	if (tx->len >= cap && !(tx->flags & FL_TXF_CORK))
+		fl_tx_push(tx, fd, flags, false);
+	pthread_mutex_unlock(&tx->lock);
+	return (ssize_t)took;
+}
+
+/* Pushes the buffer into the kernel even on a non-blocking socket: the
+ * application's close() must not lose bytes its writes were told went. */
+static void fl_tx_drain(struct fl_tx *tx, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int tries = 0;
+
+	pthread_mutex_lock(&tx->lock);
+	if (tx->len && !fl_tx_fd_ok(tx, fd))
+		fl_tx_fail(tx, EBADF);
+	while (tx->len && fl_tx_flush_locked(tx, fd, false) == -EAGAIN && tries++ < 600) {
+		pthread_mutex_unlock(&tx->lock);
+		poll(&p, 1, 100); /* at most a minute for a reader that stopped */
+		pthread_mutex_lock(&tx->lock);
+	}
+	if (tx->len)
+		fl_tx_fail(tx, ETIMEDOUT);
+	tx->flags &= ~FL_TXF_MORE;
+	pthread_mutex_unlock(&tx->lock);
+}
+
+void fl_tx_release(struct fl_tx *tx, int fd)
+{
+	/* Every close pushes what is buffered into the kernel first: a TCP
+	 * close() delivers what was written, so must we. */
+	fl_tx_drain(tx, fd);
+	if (__atomic_sub_fetch(&tx->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	pthread_mutex_lock(&tx->lock);
+	tx->gen = ~0ULL; /* late users see a different socket */
+	tx->len = 0;
+	pthread_mutex_unlock(&tx->lock);
+	pthread_mutex_lock(&fl_pool_lock);
+	tx->next_free = fl_free;
+	fl_free = tx;
+	pthread_mutex_unlock(&fl_pool_lock);
+}
+
+/* ------------------------------------------------------------- flushes */
+
+void fl_tx_flush_now(struct fl_tx *tx, int fd)
+{
+	pthread_mutex_lock(&tx->lock);
+	if (tx->len && fl_tx_fd_ok(tx, fd))
+		fl_tx_flush_locked(tx, fd, fl_may_block(fd, 0));
+	else if (tx->len)
+		fl_tx_fail(tx, EBADF);
+	tx->flags &= ~FL_TXF_MORE;
+	pthread_mutex_unlock(&tx->lock);
+}
+
+void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
+{
+	pthread_mutex_lock(&tx->lock);
+	if (on)
+		tx->flags |= FL_TXF_NODELAY;
+	else
+		tx->flags &= ~FL_TXF_NODELAY;
+	pthread_mutex_unlock(&tx->lock);
+	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
+	if (on)
+		fl_tx_flush_now(tx, fd);
+}
+
+void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on)
+{
+	pthread_mutex_lock(&tx->lock);
+	if (on)
+		tx->flags |= FL_TXF_CORK;
+	else
+		tx->flags &= ~FL_TXF_CORK;
+	pthread_mutex_unlock(&tx->lock);
+	if (!on)
+		fl_tx_flush_now(tx, fd); /* uncorking sends */
+}
+
+/*
+ * Takes up to max listed sockets off the pending list (keeping the ones
+ * that still have bytes listed). Returns how many were copied into out.
+ */
+static int fl_tx_snapshot(struct fl_tx **out, int max)
+{
+	struct fl_tx **pp, *tx;
+	int n = 0;
+
+	pthread_mutex_lock(&fl_pending_lock);
+	for (pp = &fl_pending; (tx = *pp) && n < max;) {
+		if (__atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED) == 0 &&
+		    pthread_mutex_trylock(&tx->lock) == 0) {
+			/* Empty: unlist it (its lock proves nobody is refilling). */
+			if (!tx->first_ns) {
+				*pp = tx->next_pending;
+				tx->listed = 0;
+				pthread_mutex_unlock(&tx->lock);
+				continue;
+			}
+			pthread_mutex_unlock(&tx->lock);
+		}
+		out[n++] = tx;
+		pp = &tx->next_pending;
+	}
+	pthread_mutex_unlock(&fl_pending_lock);
+	return n;
+}
+
+/* Flushes one socket without blocking, if nobody else holds it. */
+static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_t *next)
+{
+	int64_t due;
+
+	if (pthread_mutex_trylock(&tx->lock))
+		return; /* its owner is writing or flushing: it will see to it */
+	if (tx->len) {
+		due = tx->first_ns + fl_tx_delay_ns(tx);
+		/* Corked bytes wait for uncork, the next send or the ceiling,
+		 * even when the process blocks: TCP holds them the same way. */
+		if (!due_only && (tx->flags & (FL_TXF_CORK | FL_TXF_MORE)))
+			due_only = true;
+		if (!due_only || now >= due) {
+			if (fl_tx_fd_ok(tx, tx->fd))
+				fl_tx_flush_locked(tx, tx->fd, false);
+			else
+				fl_tx_fail(tx, EBADF);
+			/* What the kernel would not take now is retried soon. */
+			due = now + fl_tx_delay_ns(tx);
+		}
+		if (tx->len && (*next < 0 || due < *next))
+			*next = due;
+	}
+	pthread_mutex_unlock(&tx->lock);
+}
+
+void fl_tx_flush_all(void)
+{
+	struct fl_tx *batch[256];
+	int64_t next = -1, now;
+	int n, i;
+
+	if (!fl_tx_any_pending())
+		return;
+	now = fl_mono_ns();
+	n = fl_tx_snapshot(batch, 256);
+	for (i = 0; i < n; i++)
+		fl_tx_try_flush(batch[i], now, false, &next);
+}
+
+void fl_tx_drain_all(void)
+{
+	struct fl_tx *tx;
+
+	pthread_mutex_lock(&fl_pool_lock);
+	for (tx = fl_all; tx; tx = tx->next_all)
+		if (__atomic_load_n(&tx->refs, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED))
+			fl_tx_drain(tx, tx->fd);
+	pthread_mutex_unlock(&fl_pool_lock);
+}
+
+int64_t fl_tx_flush_expired(int64_t now_ns)
+{
+	struct fl_tx *batch[256];
+	int64_t next = -1;
+	int n, i;
+
+	n = fl_tx_snapshot(batch, 256);
+	for (i = 0; i < n; i++)
+		fl_tx_try_flush(batch[i], now_ns, true, &next);
+	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
+}
+
+/* fork(): every lock may be held by a thread that will not exist in the
+ * child; the prepare step flushes what it can and takes the pool and pending
+ * locks, the child starts with fresh tx locks and empty buffers. */
+static void fl_tx_fork_prepare(void)
+{
+	fl_tx_flush_all();
+	pthread_mutex_lock(&fl_pool_lock);
+	pthread_mutex_lock(&fl_pending_lock);
+}
+
+static void fl_tx_fork_parent(void)
+{
+	pthread_mutex_unlock(&fl_pending_lock);
+	pthread_mutex_unlock(&fl_pool_lock);
+}
+
+static void fl_tx_fork_child(void)
+{
+	struct fl_tx *tx;
+
+	/* The parent still holds every buffered byte and will send it; the
+	 * child's copies would be sent twice, so they go. */
+	for (tx = fl_all; tx; tx = tx->next_all) {
+		pthread_mutex_init(&tx->lock, NULL);
+		tx->len = 0;
+		tx->first_ns = 0;
+		tx->listed = 0;
+	}
+	fl_pending = NULL;
+	fl_tx_pending_sockets = 0;
+	pthread_mutex_unlock(&fl_pending_lock);
+	pthread_mutex_unlock(&fl_pool_lock);
+}
+
+__attribute__((constructor)) static void fl_tx_init(void)
+{
+	pthread_atfork(fl_tx_fork_prepare, fl_tx_fork_parent, fl_tx_fork_child);
+}
+
+/* The process is exiting (exit(), return from main): push everything out. */
+__attribute__((destructor)) static void fl_tx_fini(void)
+{
+	fl_tx_drain_all();
+}

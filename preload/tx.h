@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * tx.h - corked delivery: the per-socket send buffer and when it is flushed.
+ *
+ * On this kernel each sendmsg() that is redirected is one message and one
+ * wakeup of the reader; small writes redirected one by one are slower than
+ * TCP. The shim therefore coalesces small writes of an enrolled socket in a
+ * user-space buffer and hands them to the kernel in one sendmsg(), under a
+ * policy that mirrors TCP's (docs/delivery.md):
+ *
+ *   TCP_NODELAY   every write goes at once; setting it flushes.
+ *   default       a write goes at once if the peer has read everything sent
+ *                 so far (it is waiting) or the direction is on TCP (which
+ *                 has its own Nagle); otherwise it is coalesced. The buffer
+ *                 is flushed when it fills, when the peer catches up, before
+ *                 the process blocks in any call the shim sees, and at most
+ *                 FASTLOCAL_FLUSH_USEC (200 us) after its first byte.
+ *   TCP_CORK      coalesce until uncorked, full, or 200 ms (Linux's ceiling).
+ *   MSG_MORE      this write is coalesced; the next one without it flushes.
+ *   large writes  flush and send together, in one sendmsg().
+ *
+ * Bytes already in the buffer are flushed only after SO_COOKIE confirms the
+ * fd still names their socket, so a number reused behind the shim's back
+ * can never receive them.
+ */
+#ifndef FL_TX_H
+#define FL_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct fl_tx;
+
+/* A transmit state for a newly enrolled socket (slot/gen identify it, cookie
+ * is its SO_COOKIE), or NULL when batching is off or memory is short. */
+struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie);
+
+/* One more / one less fd of this process refers to tx (dup, close). Every
+ * release first pushes the buffer into the kernel (waiting for room if
+ * need be); the last returns tx to the pool. */
+void fl_tx_hold(struct fl_tx *tx);
+void fl_tx_release(struct fl_tx *tx, int fd);
+
+/*
+ * The write family on an enrolled socket with batching: sends or buffers
+ * the iovec under the policy above (msg: sendmsg's header, else NULL; gen:
+ * the slot generation the fd entry recorded). Returns what the
+ * application's call returns (with errno set).
+ */
+ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
+		   int flags, const struct msghdr *msg);
+
+/* Flushes tx before a call that must see its bytes in the kernel first
+ * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
+void fl_tx_flush_now(struct fl_tx *tx, int fd);
+
+/* setsockopt hooks: TCP_NODELAY and TCP_CORK. */
+void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on);
+void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on);
+
+/*
+ * Flushes every socket with buffered bytes (without blocking; what cannot
+ * go now stays for the timer). Called before the process blocks: the read
+ * family, poll/select/epoll, accept, connect, exec, exit. One atomic load
+ * when nothing is buffered.
+ */
+void fl_tx_flush_all(void);
+static inline bool fl_tx_any_pending(void);
+
+/* Like fl_tx_flush_all, but waits for room (exec, _exit, exit). */
+void fl_tx_drain_all(void);
+
+/* The timer: flushes what has waited its delay. Run by the flusher thread;
+ * returns the nanoseconds until the next deadline (or -1: none). */
+int64_t fl_tx_flush_expired(int64_t now_ns);
+
+/* Counter of sockets with buffered bytes; read by fl_tx_any_pending. */
+extern int fl_tx_pending_sockets;
+
+static inline bool fl_tx_any_pending(void)
+{
+	return __atomic_load_n(&fl_tx_pending_sockets, __ATOMIC_ACQUIRE) != 0;
+}
+
+#endif

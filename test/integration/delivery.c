@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * delivery - corked delivery never stalls, loses or duplicates a byte, and
+ * honours TCP_NODELAY, TCP_CORK and MSG_MORE (docs/delivery.md).
+ *
+ * A plain socket program run under the shim. Cases that need another
+ * configuration or a process that dies re-run this binary as a child.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "fltest.h"
+
+static const char *fl_self;
+
+static int fl_write_all(int fd, const void *p, size_t n, int flags)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = send(fd, c, n, flags);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fl_read_all(int fd, void *p, size_t n)
+{
+	char *c = p;
+
+	while (n) {
+		ssize_t r = read(fd, c, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Bytes waiting to be read, without reading them. */
+static int fl_readable_within(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+/* ------------------------------------------------ a lone buffered write */
+
+struct fl_lone {
+	int fd;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	int turn, done;
+};
+
+/* The writer sends a message the reader has not read yet (so the next one
+ * is buffered: the peer is busy), then the lone small one, then waits on a
+ * condition variable: a wait the shim cannot see, so only its timer can
+ * deliver the lone write. */
+static void *fl_lone_writer(void *arg)
+{
+	struct fl_lone *x = arg;
+	char first[100], lone[10];
+	int i;
+
+	memset(first, 'f', sizeof(first));
+	for (i = 0; i < 1000; i++) {
+		snprintf(lone, sizeof(lone), "L%08d", i);
+		if (fl_write_all(x->fd, first, sizeof(first), 0) ||
+		    fl_write_all(x->fd, lone, sizeof(lone), 0))
+			break;
+		pthread_mutex_lock(&x->lock);
+		while (x->turn == i && !x->done)
+			pthread_cond_wait(&x->cv, &x->lock);
+		pthread_mutex_unlock(&x->lock);
+	}
+	return NULL;
+}
+
+static int test_lone_small_write_arrives_within_5ms(void)
+{
+	struct fl_lone x = { .lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	char buf[110], want[10];
+	double worst = 0, t0, t;
+	pthread_t th;
+	int c, s, i, ok = 1;
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	x.fd = c;
+	pthread_create(&th, NULL, fl_lone_writer, &x);
+	for (i = 0; i < 1000 && ok; i++) {
+		t0 = fl_t_now();
+		/* Both messages within 5 ms of each other being written. */
+		ok = fl_read_all(s, buf, 100) == 0;
+		t0 = fl_t_now();
+		ok = ok && fl_readable_within(s, 5) && fl_read_all(s, buf + 100, 10) == 0;
+		t = fl_t_now() - t0;
+		snprintf(want, sizeof(want), "L%08d", i);
+		ok = ok && !memcmp(buf + 100, want, 10);
+		if (t > worst)
+			worst = t;
+		pthread_mutex_lock(&x.lock);
+		x.turn = i + 1;
+		pthread_cond_signal(&x.cv);
+		pthread_mutex_unlock(&x.lock);
+	}
+	pthread_mutex_lock(&x.lock);
+	x.done = 1;
+	pthread_cond_signal(&x.cv);
+	pthread_mutex_unlock(&x.lock);
+	pthread_join(th, NULL);
+	printf("  %d lone writes, slowest arrived %.3f ms after the one before it was read\n", i,
+	       worst * 1e3);
+	FL_T_CHECK(ok, "lone write %d did not arrive within 5 ms (or arrived wrong)", i - 1);
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* ------------------------------------------------ request/response */
+
+/* Child: 2000 request/responses of 1..512 bytes with a 100 ms flush timer.
+ * Were any message left for the timer, one round trip would take 100 ms. */
+static int fl_rr_child(void)
+{
+	char req[512], rsp[512], got[512];
+	double worst = 0, t0, t;
+	int c, s, i;
+
+	if (fl_t_tcp_pair(AF_INET, &c, &s))
+		return 2;
+	for (i = 0; i < 2000; i++) {
+		size_t n = 1 + (size_t)(i * 37) % 512;
+
+		memset(req, 'a' + i % 26, n);
+		memset(rsp, 'A' + i % 26, n);
+		t0 = fl_t_now();
+		if (fl_write_all(c, req, n, 0) || fl_read_all(s, got, n) || memcmp(got, req, n) ||
+		    fl_write_all(s, rsp, n, 0) || fl_read_all(c, got, n) || memcmp(got, rsp, n))
+			return 3;
+		t = fl_t_now() - t0;
+		if (t > worst)
+			worst = t;
+	}
+	printf("  2000 round trips of 1..512 bytes, slowest %.3f ms (flush timer 100 ms)\n",
+	       worst * 1e3);
+	return worst < 0.050 ? 0 : 4;
+}
+
+static int test_request_response_never_waits_for_the_timer(void)
+{
+	int r = fl_t_sh("FASTLOCAL_FLUSH_USEC=100000 '%s' rr-child", fl_self);
+
+	FL_T_CHECK(r == 0, "a request or response waited for the timer (child status %d)", r);
+	return 0;
+}
+
+/* ------------------------------------------------ TCP_CORK, MSG_MORE */
+
+static int test_cork_holds_until_uncork(void)
+{
+	int c, s, on = 1, off = 0;
+	char buf[64];
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET6, &c, &s) == 0, "no pair");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+	FL_T_CHECK(!fl_write_all(c, "one,", 4, 0) && !fl_write_all(c, "two,", 4, 0) &&
+		   !fl_write_all(c, "three", 5, 0), "writes");
+	FL_T_CHECK(!fl_readable_within(s, 50), "corked bytes arrived before uncork");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)), "uncork");
+	FL_T_CHECK(fl_readable_within(s, 50), "nothing arrived after uncork");
+	FL_T_CHECK(read(s, buf, sizeof(buf)) == 13 && !memcmp(buf, "one,two,three", 13),
+		   "the pieces did not arrive together and in order");
+	close(c);
+	close(s);
+	return 0;
+}
+
+static int test_msg_more_then_send_arrive_together(void)
+{
+	int c, s;
+	char buf[64];
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	FL_T_CHECK(!fl_write_all(c, "head|", 5, MSG_MORE), "send with MSG_MORE");
+	FL_T_CHECK(!fl_readable_within(s, 20), "MSG_MORE bytes went alone");
+	FL_T_CHECK(!fl_write_all(c, "tail", 4, 0), "send");
+	FL_T_CHECK(fl_readable_within(s, 50), "nothing arrived after the send");
+	FL_T_CHECK(read(s, buf, sizeof(buf)) == 9 && !memcmp(buf, "head|tail", 9),
+		   "MSG_MORE and the next send did not arrive together");
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* ------------------------------------------------ NODELAY, batching counts */
+
+/* 10000 writes of 64 bytes at a reader that reads in bulk: batched, they
+ * are a few messages; with TCP_NODELAY, one message per write. */
+static int fl_count_messages(int nodelay, uint64_t *msgs)
+{
+	static char buf[64 * 10000];
+	uint64_t m0 = fl_t_status_u64("redirected_msgs");
+	int c, s, i, one = 1;
+
+	if (fl_t_tcp_pair(AF_INET, &c, &s))
+		return -1;
+	if (nodelay)
+		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Prime: the peer has one message unread, so it is busy. */
+	if (fl_write_all(c, buf, 64, 0))
+		return -1;
+	for (i = 0; i < 10000; i++)
+		if (fl_write_all(c, buf + i * 64, 64, 0))
+			return -1;
+	if (fl_read_all(s, buf, sizeof(buf)) || fl_read_all(s, buf, 64))
+		return -1;
+	*msgs = fl_t_status_u64("redirected_msgs") - m0;
+	close(c);
+	close(s);
+	return 0;
+}
+
+static int test_small_writes_are_batched(void)
+{
+	uint64_t batched, nodelay;
+
+	FL_T_CHECK(fl_count_messages(0, &batched) == 0, "default stream failed");
+	FL_T_CHECK(fl_count_messages(1, &nodelay) == 0, "TCP_NODELAY stream failed");
+	printf("  10001 writes of 64 bytes: %llu messages by default, %llu with TCP_NODELAY\n",
+	       (unsigned long long)batched, (unsigned long long)nodelay);
+	FL_T_CHECK(batched <= 100, "default mode sent %llu messages for 10001 small writes",
+		   (unsigned long long)batched);
+	FL_T_CHECK(nodelay >= 10001, "TCP_NODELAY coalesced writes (%llu messages)",
+		   (unsigned long long)nodelay);
+	return 0;
+}
+
+/* ------------------------------------------------ exit, _exit, exec, fork */
+
+/* Child: connect to port, write a 100-byte message and a buffered 10-byte
+ * one, then leave in the way named by how. */
+static int fl_leaver_child(const char *how, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char first[100], lone[10];
+	int c;
+
+	if (fl_t_sockaddr(AF_INET, NULL, (uint16_t)port, &ss, &len))
+		return 2;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&ss, len))
+		return 2;
+	memset(first, 'f', sizeof(first));
+	memcpy(lone, "lone-bytes", 10);
+	/* Let the server (enrolled at accept) catch up, so that the writes
+	 * are redirected and the second one is buffered. */
+	usleep(20 * 1000);
+	if (fl_write_all(c, first, sizeof(first), 0) || fl_write_all(c, lone, sizeof(lone), 0))
+		return 2;
+	if (!strcmp(how, "exit"))
+		exit(0);
+	if (!strcmp(how, "_exit"))
+		_exit(0);
+	if (!strcmp(how, "exec"))
+		execl("/bin/true", "true", (char *)NULL);
+	if (!strcmp(how, "fork")) {
+		pid_t p = fork();
+
+		if (p == 0)
+			_exit(0); /* the child leaves at once: it must send nothing */
+		waitpid(p, NULL, 0);
+		_exit(0);
+	}
+	return 2;
+}
+
+static int fl_leave(const char *how)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char buf[256];
+	size_t got = 0;
+	ssize_t r;
+	int l, s, port;
+	uint64_t red0 = fl_t_status_u64("redirected_bytes");
+
+	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(!bind(l, (struct sockaddr *)&ss, len) && !listen(l, 1) &&
+		   !getsockname(l, (struct sockaddr *)&ss, &len), "listen");
+	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	FL_T_CHECK(fl_t_sh("'%s' leaver %s %d &", fl_self, how, port) == 0, "spawn");
+	s = accept(l, NULL, NULL);
+	FL_T_CHECK(s >= 0, "accept");
+	while ((r = read(s, buf + got, sizeof(buf) - got)) > 0)
+		got += (size_t)r;
+	FL_T_CHECK(r == 0, "read failed: %s", strerror(errno));
+	FL_T_CHECK(got == 110, "%s right after a write: read %zu bytes, expected 110", how, got);
+	FL_T_CHECK(!memcmp(buf + 100, "lone-bytes", 10), "%s: wrong bytes", how);
+	FL_T_CHECK(fl_t_status_u64("redirected_bytes") - red0 >= 100, "%s: nothing was redirected",
+		   how);
+	close(s);
+	close(l);
+	return 0;
+}
+
+static int test_leaving_right_after_a_write(void)
+{
+	static const char *hows[] = { "exit", "_exit", "exec", "fork" };
+	size_t i;
+
+	for (i = 0; i < sizeof(hows) / sizeof(hows[0]); i++)
+		if (fl_leave(hows[i]))
+			return -1;
+	return 0;
+}
+
+/* ------------------------------------------------ threads */
+
+#define WRITERS 4
+#define RECORDS 50000
+
+struct fl_rec_writer {
+	int fd, id, err;
+};
+
+static void *fl_rec_write(void *arg)
+{
+	struct fl_rec_writer *w = arg;
+	char rec[32];
+	int i;
+
+	for (i = 0; i < RECORDS && !w->err; i++) {
+		snprintf(rec, sizeof(rec), "%d:%09d:abcdefghijklmnop", w->id, i);
+		w->err = fl_write_all(w->fd, rec, sizeof(rec), i % 3 == 2 ? MSG_MORE : 0);
+	}
+	/* a final write without MSG_MORE sends anything still corked */
+	return NULL;
+}
+
+static int test_threads_never_stall(void)
+{
+	struct fl_rec_writer w[WRITERS];
+	pthread_t th[WRITERS];
+	int next[WRITERS] = { 0 }, c, s, i, id, seq;
+	char rec[32];
+	double t0 = fl_t_now();
+	long n;
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	for (i = 0; i < WRITERS; i++) {
+		w[i] = (struct fl_rec_writer){ .fd = c, .id = i };
+		pthread_create(&th[i], NULL, fl_rec_write, &w[i]);
+	}
+	for (n = 0; n < (long)WRITERS * RECORDS; n++) {
+		FL_T_CHECK(fl_readable_within(s, 2000), "stalled after %ld records", n);
+		FL_T_CHECK(fl_read_all(s, rec, sizeof(rec)) == 0, "read");
+		FL_T_CHECK(sscanf(rec, "%d:%d:", &id, &seq) == 2 && id >= 0 && id < WRITERS &&
+			   seq == next[id] && !memcmp(rec + 12, "abcdefghijklmnop", 16),
+			   "record %ld broken or out of order: %.32s", n, rec);
+		next[id]++;
+	}
+	for (i = 0; i < WRITERS; i++) {
+		pthread_join(th[i], NULL);
+		FL_T_CHECK(!w[i].err, "writer %d failed", i);
+	}
+	printf("  %d threads x %d records of 32 bytes (every third with MSG_MORE) in %.2fs\n",
+	       WRITERS, RECORDS, fl_t_now() - t0);
+	close(c);
+	close(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	fl_self = argv[0];
+	if (argc > 1 && !strcmp(argv[1], "rr-child"))
+		return fl_rr_child();
+	if (argc > 3 && !strcmp(argv[1], "leaver"))
+		return fl_leaver_child(argv[2], atoi(argv[3]));
+	FL_T_RUN("a lone small write arrives within 5 ms, 1000 times in a row",
+		 test_lone_small_write_arrives_within_5ms);
+	FL_T_RUN("request/response of 1..512 bytes never waits for the flush timer",
+		 test_request_response_never_waits_for_the_timer);
+	FL_T_RUN("TCP_CORK pieces arrive only after uncork, together",
+		 test_cork_holds_until_uncork);
+	FL_T_RUN("MSG_MORE followed by a normal send arrive together",
+		 test_msg_more_then_send_arrive_together);
+	FL_T_RUN("small writes are batched; with TCP_NODELAY each goes at once",
+		 test_small_writes_are_batched);
+	FL_T_RUN("exit, _exit, exec and fork right after a write lose and duplicate nothing",
+		 test_leaving_right_after_a_write);
+	FL_T_RUN("four writer threads and a reader thread never stall, records intact",
+		 test_threads_never_stall);
+	return fl_t_exit_status();
+}
