@@ -123,8 +123,10 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	bench/demo.sh $(BUILD)
 
-bench: all $(BUILD)/fdtable_lookup
-	@echo "make bench: the benchmark harness is not written yet (see the benchmark issue); 'make demo' measures one stream."
+# BENCH_ARGS=--quick for a short run; results in $(BUILD)/bench/.
+bench: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/fdtable_lookup
+	bench/run.sh $(BUILD) $(BENCH_ARGS)
 	$(BUILD)/fdtable_lookup
 
 $(BUILD)/fl-bench: bench/fl-bench.c

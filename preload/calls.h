@@ -20,6 +20,7 @@ int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int fl_accept(int fd, struct sockaddr *addr, socklen_t *len);
 int fl_close(int fd, int (*real)(int));
 int fl_fclose(FILE *fp, int (*real)(FILE *));
+FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *));
 int fl_close_range(unsigned int first, unsigned int last, int flags);
 int fl_dup(int fd);
 int fl_dup3(int oldfd, int newfd, int flags, int use_dup2);

@@ -110,6 +110,17 @@ int libc_fclose(FILE *fp)
 	return fn ? fn(fp) : fl_fclose_fallback(fp);
 }
 
+FILE *libc_fdopen(int fd, const char *mode)
+{
+	static void *slot;
+	FILE *(*fn)(int, const char *) = (FILE *(*)(int, const char *))fl_libc_bind("fdopen", &slot);
+
+	if (fn)
+		return fn(fd, mode);
+	errno = ENOSYS;
+	return NULL;
+}
+
 FL_LIBC(int, close_range, (unsigned int first, unsigned int last, int flags), (first, last, flags),
 	(SYS_close_range, first, last, flags))
 FL_LIBC(int, dup, (int fd), (fd), (SYS_dup, fd))

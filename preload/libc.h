@@ -42,6 +42,7 @@ ssize_t libc___recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int fl
 			    struct sockaddr *addr, socklen_t *alen);
 int libc___close_nocancel(int fd);
 int libc_fclose(FILE *fp);
+FILE *libc_fdopen(int fd, const char *mode);
 int libc_close_range(unsigned int first, unsigned int last, int flags);
 int libc_dup(int fd);
 int libc_dup2(int oldfd, int newfd);

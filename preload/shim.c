@@ -57,6 +57,11 @@ FL_EXPORT int fclose(FILE *fp)
 	return fl_fclose(fp, libc_fclose);
 }
 
+FL_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	return fl_fdopen(fd, mode, libc_fdopen);
+}
+
 FL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	return fl_close_range(first, last, flags);

@@ -119,6 +119,20 @@ int fl_shutdown(int fd, int how)
 	return libc_shutdown(fd, how);
 }
 
+FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
+{
+	FILE *fp = real(fd, mode);
+	struct fl_fd *e = fl_fd_peek(fd);
+	int saved = errno;
+
+	/* glibc writes a FILE through its internal __write, which the shim
+	 * never sees: those bytes would overtake what its buffer holds. */
+	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && e->tx)
+		fl_tx_set_through(e->tx, fd);
+	errno = saved;
+	return fp;
+}
+
 int fl_fclose(FILE *fp, int (*real)(FILE *))
 {
 	/* glibc closes a FILE's fd through its internal __close_nocancel, which

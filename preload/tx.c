@@ -23,9 +23,13 @@
 #define FL_TXF_NODELAY (1u << 0)
 #define FL_TXF_CORK    (1u << 1)
 #define FL_TXF_MORE    (1u << 2) /* the last write had MSG_MORE */
+#define FL_TXF_THROUGH (1u << 3) /* never hold: writes also bypass the shim */
 
 #define FL_CORK_CEILING_NS (200 * 1000000LL) /* Linux's TCP_CORK ceiling */
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
+/* A write this large already amortises the cost of one redirected message;
+ * copying it into the buffer would only add a copy (measured: bench/). */
+#define FL_LARGE_WRITE (32u << 10)
 
 struct fl_tx {
 	pthread_mutex_t lock;   /* guards everything below but refs and links */
@@ -404,8 +408,9 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
 		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
 	}
-	hold = more || (tx->flags & FL_TXF_CORK) ||
-	       (!(tx->flags & FL_TXF_NODELAY) && len < cap / 2 && fl_tx_peer_busy(tx));
+	hold = !(tx->flags & FL_TXF_THROUGH) && (more || (tx->flags & FL_TXF_CORK) ||
+	       (!(tx->flags & FL_TXF_NODELAY) && len < FL_LARGE_WRITE && len < cap / 2 &&
+		fl_tx_peer_busy(tx)));
 	if (!hold || tx->len + len > cap) {
 		/* Goes now: with what is buffered, in one call, in order. A batch
 		 * buffered through another fd number is checked to still be ours. */
@@ -413,7 +418,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 			fl_tx_fail(tx, EBADF);
 			tx->err = 0;
 		}
-		if (!hold || len >= cap / 2) {
+		if (!hold || len >= FL_LARGE_WRITE || len >= cap / 2) {
 			tx->flags &= ~FL_TXF_MORE;
 			r = fl_tx_through(tx, fd, iov, iovcnt, flags & ~MSG_MORE, msg);
 			pthread_mutex_unlock(&tx->lock);
@@ -514,6 +519,14 @@ void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
 	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
 	if (on)
 		fl_tx_flush_now(tx, fd);
+}
+
+void fl_tx_set_through(struct fl_tx *tx, int fd)
+{
+	fl_tx_flush_now(tx, fd);
+	pthread_mutex_lock(&tx->lock);
+	tx->flags |= FL_TXF_THROUGH;
+	pthread_mutex_unlock(&tx->lock);
 }
 
 void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on)

@@ -57,6 +57,11 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
  * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
 void fl_tx_flush_now(struct fl_tx *tx, int fd);
 
+/* From now on every write goes straight through (flushing first): the
+ * socket is also written by a path the shim cannot see, e.g. a stdio
+ * FILE from fdopen(), whose writes would overtake buffered bytes. */
+void fl_tx_set_through(struct fl_tx *tx, int fd);
+
 /* setsockopt hooks: TCP_NODELAY and TCP_CORK. */
 void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on);
 void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on);

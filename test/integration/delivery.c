@@ -257,6 +257,37 @@ static int test_small_writes_are_batched(void)
 	return 0;
 }
 
+/* ------------------------------------------------ stdio on the same socket */
+
+/* write() and a stdio FILE (fdopen of a dup) on one socket, alternating:
+ * glibc writes the FILE through its internal __write, which the shim never
+ * sees, so buffering write() would let the FILE's bytes overtake. */
+static int test_stdio_and_write_keep_their_order(void)
+{
+	char want[10 * 2000 + 1], got[10 * 2000];
+	FILE *f;
+	int c, s, i;
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	f = fdopen(dup(c), "w");
+	FL_T_CHECK(f, "fdopen");
+	for (i = 0; i < 1000; i++) {
+		char w[11];
+
+		snprintf(w, sizeof(w), "w%08d|", i);
+		FL_T_CHECK(!fl_write_all(c, w, 10, 0), "write");
+		FL_T_CHECK(fprintf(f, "f%08d|", i) == 10 && fflush(f) == 0, "fprintf");
+		memcpy(want + 20 * i, w, 10);
+		snprintf(want + 20 * i + 10, 11, "f%08d|", i);
+	}
+	FL_T_CHECK(fl_read_all(s, got, sizeof(got)) == 0, "read");
+	FL_T_CHECK(!memcmp(got, want, sizeof(got)), "stdio and write() bytes arrived out of order");
+	fclose(f);
+	close(c);
+	close(s);
+	return 0;
+}
+
 /* ------------------------------------------------ exit, _exit, exec, fork */
 
 /* Child: connect to port, write a 100-byte message and a buffered 10-byte
@@ -411,6 +442,8 @@ int main(int argc, char **argv)
 		 test_msg_more_then_send_arrive_together);
 	FL_T_RUN("small writes are batched; with TCP_NODELAY each goes at once",
 		 test_small_writes_are_batched);
+	FL_T_RUN("write() and a stdio FILE on one socket keep their order",
+		 test_stdio_and_write_keep_their_order);
 	FL_T_RUN("exit, _exit, exec and fork right after a write lose and duplicate nothing",
 		 test_leaving_right_after_a_write);
 	FL_T_RUN("four writer threads and a reader thread never stall, records intact",
