@@ -374,8 +374,9 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 {
 	const uint32_t cap = fl_config()->flush_bytes;
 	size_t len = fl_iov_total(iov, iovcnt), took;
-	bool more = flags & MSG_MORE, hold;
+	bool more = flags & MSG_MORE, hold, ends_more;
 	ssize_t r;
+
 	pthread_mutex_lock(&tx->lock);
 	if (tx->gen != gen) {
 		/* The socket this fd named is gone (a close the shim missed). */
@@ -403,12 +404,15 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	if ((flags & (MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
 	    (msg && (msg->msg_name || msg->msg_controllen))) {
 		r = fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags));
+		tx->err = 0; /* reported right here */
 		pthread_mutex_unlock(&tx->lock);
 		if (r)
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
 		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
 	}
-	hold = !(tx->flags & FL_TXF_THROUGH) && (more || (tx->flags & FL_TXF_CORK) ||
+	/* The write that follows MSG_MORE ones sends them all, with itself. */
+	ends_more = !more && (tx->flags & FL_TXF_MORE);
+	hold = !(tx->flags & FL_TXF_THROUGH) && !ends_more && (more || (tx->flags & FL_TXF_CORK) ||
 	       (!(tx->flags & FL_TXF_NODELAY) && len < FL_LARGE_WRITE && len < cap / 2 &&
 		fl_tx_peer_busy(tx)));
 	if (!hold || tx->len + len > cap) {
