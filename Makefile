@@ -38,6 +38,7 @@ CLI_SRCS  := $(wildcard tools/*.c)
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
+CONF_SRCS := $(wildcard test/conformance/*.c)
 
 SHIM  := $(BUILD)/libfastlocal.so
 CLI   := $(BUILD)/fastlocal
@@ -109,7 +110,12 @@ $(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) b
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
 
-test-build: all $(UNIT_BINS) $(IT_BINS)
+# The differential conformance suite: one binary, every scenario file.
+$(BUILD)/conformance: $(CONF_SRCS) test/conformance/conformance.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itest/conformance $(CFLAGS_ALL) -o $@ $(CONF_SRCS) $(LDFLAGS_ALL) -lpthread
+
+test-build: all $(UNIT_BINS) $(IT_BINS) $(BUILD)/conformance
 
 # Runs the whole suite on the normal build, then again under ASan/UBSan.
 test: deps

@@ -236,6 +236,8 @@ int fl_verdict(struct sk_msg_md *msg)
 	me->tcp_sent += (__u32)(wseq - me->last_write_seq);
 	me->last_write_seq = wseq;
 
+	if (me->flags & FL_SLOT_SEND_TCP)
+		return fl_pass(me, FL_STAT_PASS_UNSUPPORTED_BYTES, len);
 	peer = fl_peer_slot(me, st);
 	if (!peer)
 		return fl_pass(me, FL_STAT_PASS_NO_PEER_BYTES, len);

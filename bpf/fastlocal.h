@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 2
+#define FL_ABI_VERSION 3
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -115,6 +115,9 @@ struct fl_slot {
 /* The owner reads through a path the shim cannot count (splice, a socket
  * option TCP honours and the redirect path does not): the gate stays shut. */
 #define FL_SLOT_BLIND (1u << 0)
+/* The owner sends with a feature the redirect path lacks (MSG_ZEROCOPY
+ * completions, trap 8): its messages go over TCP. */
+#define FL_SLOT_SEND_TCP (1u << 1)
 
 enum fl_dir {
 	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */
@@ -148,6 +151,7 @@ enum fl_stat {
 	FL_STAT_FLOW_FALLBACKS = 10,         /* redirect -> TCP for flow control */
 	FL_STAT_ISN_RECORDED = 11,           /* sockops: connections seen established */
 	FL_STAT_SLOTS_FREED = 12,            /* sockops: slots released at close */
+	FL_STAT_PASS_UNSUPPORTED_BYTES = 13, /* sender uses a feature only TCP has */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64

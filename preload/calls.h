@@ -26,6 +26,7 @@ int fl_dup(int fd);
 int fl_dup3(int oldfd, int newfd, int flags, int use_dup2);
 int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *));
 int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+int fl_ioctl(int fd, unsigned long req, void *arg);
 int fl_shutdown(int fd, int how);
 
 ssize_t fl_send(int fd, const void *buf, size_t len, int flags);
@@ -52,6 +53,9 @@ ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 void fl_before_wait(void);
 /* Before exec and _exit: buffered bytes go, waiting for room if need be. */
 void fl_before_leaving(void);
+/* exec of path ('e': execve, 'p': search PATH) or of fd ('f': fexecve),
+ * after buffered bytes went and with enrolled fds passed on (adopt.h). */
+int fl_exec(int kind, const char *path, int fd, char *const argv[], char *const envp[]);
 /* execl, execlp ('p'), execle ('e'): collects the arguments, then exec. */
 int fl_execl_common(const char *path, const char *arg0, va_list ap, int kind);
 

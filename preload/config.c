@@ -45,9 +45,11 @@ static void fl_config_read(void)
 	const char *on = getenv("FASTLOCAL");
 	const char *pin = getenv("FASTLOCAL_PIN_DIR");
 	const char *batch = getenv("FASTLOCAL_BATCH");
+	const char *compat = getenv("FASTLOCAL_TCP_COMPAT");
 
 	fl_cfg.enabled = !(on && !strcmp(on, "0"));
 	fl_cfg.batch = !(batch && (!strcmp(batch, "off") || !strcmp(batch, "0")));
+	fl_cfg.compat = !(compat && (!strcmp(compat, "off") || !strcmp(compat, "0")));
 	fl_cfg.flush_bytes = fl_env_uint("FASTLOCAL_FLUSH_BYTES", 256 << 10, 16 << 10, 4 << 20);
 	fl_cfg.flush_usec = fl_env_uint("FASTLOCAL_FLUSH_USEC", 200, 10, 100000);
 	fl_cfg.log_level = fl_parse_level(getenv("FASTLOCAL_LOG"));

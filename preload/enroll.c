@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 
 #include "bpf_sys.h"
+#include "compat.h"
 #include "config.h"
 #include "fdtable.h"
 #include "key.h"
@@ -117,6 +118,18 @@ static int fl_adopt(int fd, const struct fl_sk *st)
 	return fl_enroll_record(fd, st->slot, gen, st->cookie);
 }
 
+int fl_enroll_adopt(int fd)
+{
+	const struct fl_maps *m = fl_maps();
+	struct fl_sk st;
+
+	if (!m)
+		return -ENOENT;
+	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ENROLLED))
+		return -ENODATA;
+	return fl_adopt(fd, &st);
+}
+
 int fl_enroll(int fd)
 {
 	struct sockaddr_storage local, remote;
@@ -144,8 +157,9 @@ int fl_enroll(int fd)
 	if (!fl_peer_is_local(&remote, &local, netns))
 		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
 	olen = sizeof(lowat);
-	if ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
-	    (!getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1)) {
+	if (fl_compat_on() &&
+	    ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
+	     (!getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1))) {
 		fl_maps();
 		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
 				   "SO_RCVLOWAT is set (the redirect path ignores it)");
@@ -215,6 +229,8 @@ int fl_enroll(int fd)
 	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
 	if (err)
 		return err;
+	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_ZEROCOPY))
+		fl_slot_send_tcp((uint32_t)slot, gen, "SO_ZEROCOPY set before connecting");
 	fl_ustat_add(FL_USTAT_ENROLLED, 1);
 	fl_debug("fd %d: enrolled (slot %u, port %u -> %u, budget %u)", fd, slot,
 		 st.key.local_port, st.key.remote_port, budget);

@@ -18,6 +18,10 @@
  */
 int fl_enroll(int fd);
 
+/* Re-attaches fd, a socket this process inherited through exec that was
+ * enrolled before: its reads are counted again. 0 or -errno. */
+int fl_enroll_adopt(int fd);
+
 /* True for an AF_INET/AF_INET6 SOCK_STREAM TCP socket (MPTCP excluded). */
 int fl_is_tcp_socket(int fd);
 

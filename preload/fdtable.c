@@ -87,6 +87,23 @@ void fl_fd_clear_range(unsigned int first, unsigned int last)
 	}
 }
 
+int fl_fd_next_enrolled(int from)
+{
+	int fd;
+
+	for (fd = from < 0 ? 0 : from; fd < FL_FD_MAX; fd++) {
+		struct fl_fd *c = __atomic_load_n(&fl_chunks[fd >> FL_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+
+		if (!c) {
+			fd |= FL_CHUNK_SIZE - 1; /* skip the whole empty chunk */
+			continue;
+		}
+		if (fl_fd_state(&c[fd & (FL_CHUNK_SIZE - 1)]) == FL_FD_ENROLLED)
+			return fd;
+	}
+	return -1;
+}
+
 void fl_fd_copy(int oldfd, int newfd)
 {
 	struct fl_fd *src = fl_fd_peek(oldfd), *dst;

@@ -21,6 +21,7 @@ enum fl_fd_state {
 /* Per-fd flags, kept whatever the state. */
 #define FL_FDF_RCVBUF_SET (1u << 0) /* the application set SO_RCVBUF */
 #define FL_FDF_RCVLOWAT   (1u << 1) /* the application set SO_RCVLOWAT > 1 */
+#define FL_FDF_ZEROCOPY   (1u << 2) /* the application set SO_ZEROCOPY */
 
 struct fl_tx;
 
@@ -54,6 +55,9 @@ void fl_fd_clear(int fd);
 
 /* Forgets every fd in [first, last] (close_range, closefrom). */
 void fl_fd_clear_range(unsigned int first, unsigned int last);
+
+/* The first enrolled fd >= from, or -1. For exec (adopt.c), not hot. */
+int fl_fd_next_enrolled(int from);
 
 /* Makes newfd describe what oldfd describes (dup and friends). */
 void fl_fd_copy(int oldfd, int newfd);

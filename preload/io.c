@@ -22,6 +22,8 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <time.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
 
 #include "calls.h"
@@ -29,6 +31,7 @@
 #include "fdtable.h"
 #include "libc.h"
 #include "maps.h"
+#include "compat.h"
 #include "slot.h"
 #include "throttle.h"
 #include "tx.h"
@@ -110,10 +113,13 @@ static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags)
 	return e;
 }
 
-/* The write family of an enrolled socket goes through its send buffer. */
+/* The write family of an enrolled socket goes through its send buffer,
+ * unless batching is off. */
 static inline struct fl_tx *fl_batching(struct fl_fd *e)
 {
-	return e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL;
+	struct fl_tx *tx = e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL;
+
+	return tx && fl_tx_batching(tx) ? tx : NULL;
 }
 
 static size_t fl_iov_len(const struct iovec *iov, int n)
@@ -196,9 +202,14 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 	ssize_t n;
 
 	fl_rx_begin(fd_in, &rx);
-	if (rx.on)
+	if (rx.on && !off_in && fl_compat_on()) {
 		/* splice() from a socket reads only TCP's queue, never the
-		 * redirected one (trap 6): the peer must stop redirecting. */
+		 * redirected one (trap 6): read it ourselves, in order. */
+		n = fl_compat_splice_in(fd_in, fd_out, len, flags);
+		fl_rx_end(&rx, n, 0);
+		return n;
+	}
+	if (rx.on)
 		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
 	e = fl_tx_begin(fd_out, len, 0);
 	if (fl_batching(e))
@@ -210,13 +221,30 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 
 /* ------------------------------------------------------------- receive */
 
+/*
+ * The receive family. On an enrolled socket a blocking receive is repeated
+ * after a spurious EAGAIN and MSG_WAITALL is honoured (trap 5, compat.h).
+ */
+#define FL_RX_RETRY(rx, fd, flags, start, call)                                   \
+	do                                                                        \
+		n = (call);                                                       \
+	while (n < 0 && errno == EAGAIN && (rx).on &&                             \
+	       fl_compat_retry_eagain((fd), (flags), (start)))
+
+static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
+{
+	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK)) &&
+	       fl_compat_on();
+}
+
 ssize_t fl_read(int fd, void *buf, size_t len)
 {
 	struct fl_rx rx;
+	double start = 0;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	n = libc_read(fd, buf, len);
+	FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
 	fl_rx_end(&rx, n, 0);
 	return n;
 }
@@ -224,33 +252,32 @@ ssize_t fl_read(int fd, void *buf, size_t len)
 ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct fl_rx rx;
+	double start = 0;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	n = libc_readv(fd, iov, iovcnt);
+	FL_RX_RETRY(rx, fd, 0, &start, libc_readv(fd, iov, iovcnt));
 	fl_rx_end(&rx, n, 0);
 	return n;
 }
 
 ssize_t fl_recv(int fd, void *buf, size_t len, int flags)
 {
-	struct fl_rx rx;
-	ssize_t n;
-
-	fl_rx_begin(fd, &rx);
-	n = libc_recv(fd, buf, len, flags);
-	fl_rx_end(&rx, n, flags);
-	return n;
+	return fl_recvfrom(fd, buf, len, flags, NULL, NULL);
 }
 
 ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
 		    socklen_t *alen)
 {
 	struct fl_rx rx;
+	double start = 0;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	n = libc_recvfrom(fd, buf, len, flags, addr, alen);
+	if (fl_rx_waitall(&rx, flags))
+		n = fl_compat_recv_waitall(fd, buf, len, flags, addr, alen);
+	else
+		FL_RX_RETRY(rx, fd, flags, &start, libc_recvfrom(fd, buf, len, flags, addr, alen));
 	fl_rx_end(&rx, n, flags);
 	return n;
 }
@@ -258,44 +285,51 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct fl_rx rx;
+	double start = 0;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	n = libc_recvmsg(fd, msg, flags);
+	if (msg && fl_rx_waitall(&rx, flags))
+		n = fl_compat_recvmsg_waitall(fd, msg, flags);
+	else
+		FL_RX_RETRY(rx, fd, flags, &start, libc_recvmsg(fd, msg, flags));
 	fl_rx_end(&rx, n, flags);
 	return n;
 }
 
+/* The _chk variants: glibc checks len against buflen, then the call is the
+ * plain one. */
 ssize_t fl_read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
-	struct fl_rx rx;
-	ssize_t n;
-
-	fl_rx_begin(fd, &rx);
-	n = libc___read_chk(fd, buf, len, buflen);
-	fl_rx_end(&rx, n, 0);
-	return n;
+	if (len > buflen)
+		return libc___read_chk(fd, buf, len, buflen); /* fails the check */
+	return fl_read(fd, buf, len);
 }
 
 ssize_t fl_recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
 {
-	struct fl_rx rx;
-	ssize_t n;
-
-	fl_rx_begin(fd, &rx);
-	n = libc___recv_chk(fd, buf, len, buflen, flags);
-	fl_rx_end(&rx, n, flags);
-	return n;
+	if (len > buflen)
+		return libc___recv_chk(fd, buf, len, buflen, flags);
+	return fl_recvfrom(fd, buf, len, flags, NULL, NULL);
 }
 
 ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 			struct sockaddr *addr, socklen_t *alen)
 {
-	struct fl_rx rx;
-	ssize_t n;
+	if (len > buflen)
+		return libc___recvfrom_chk(fd, buf, len, buflen, flags, addr, alen);
+	return fl_recvfrom(fd, buf, len, flags, addr, alen);
+}
 
-	fl_rx_begin(fd, &rx);
-	n = libc___recvfrom_chk(fd, buf, len, buflen, flags, addr, alen);
-	fl_rx_end(&rx, n, flags);
-	return n;
+/* FIONREAD/SIOCINQ count both queues of an enrolled socket (trap 7). */
+int fl_ioctl(int fd, unsigned long req, void *arg)
+{
+	struct fl_fd *e;
+
+	if ((req == FIONREAD || req == SIOCINQ) && arg && fl_compat_on()) {
+		e = fl_fd_peek(fd);
+		if (fl_fd_state(e) == FL_FD_ENROLLED)
+			return fl_compat_inq(fd, (int *)arg);
+	}
+	return libc_ioctl(fd, req, arg);
 }

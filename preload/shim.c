@@ -19,6 +19,8 @@
 
 #define FL_EXPORT __attribute__((visibility("default")))
 
+extern char **environ;
+
 /* Explicit enrollment, for tests and for programs that opt in by hand.
  * Returns 0 or -errno (see enroll.h). */
 FL_EXPORT int fastlocal_enroll_fd(int fd)
@@ -107,6 +109,17 @@ FL_EXPORT int fcntl64(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	return fl_fcntl(fd, cmd, arg, libc_fcntl64);
+}
+
+FL_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fl_ioctl(fd, req, arg);
 }
 
 FL_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
@@ -264,32 +277,27 @@ FL_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const stru
 
 FL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	fl_before_leaving();
-	return libc_execve(path, argv, envp);
+	return fl_exec('e', path, -1, argv, envp);
 }
 
 FL_EXPORT int execv(const char *path, char *const argv[])
 {
-	fl_before_leaving();
-	return libc_execv(path, argv);
+	return fl_exec('e', path, -1, argv, environ);
 }
 
 FL_EXPORT int execvp(const char *file, char *const argv[])
 {
-	fl_before_leaving();
-	return libc_execvp(file, argv);
+	return fl_exec('p', file, -1, argv, environ);
 }
 
 FL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	fl_before_leaving();
-	return libc_execvpe(file, argv, envp);
+	return fl_exec('p', file, -1, argv, envp);
 }
 
 FL_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	fl_before_leaving();
-	return libc_fexecve(fd, argv, envp);
+	return fl_exec('f', NULL, fd, argv, envp);
 }
 
 FL_EXPORT int execl(const char *path, const char *arg, ...)

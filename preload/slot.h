@@ -32,6 +32,10 @@ void fl_slot_consume(uint32_t slot, uint64_t gen, uint64_t n);
  * through a path the shim cannot count. */
 void fl_slot_blind(uint32_t slot, uint64_t gen, const char *why);
 
+/* Sends this socket's messages over TCP from now on (a feature only TCP
+ * has, e.g. MSG_ZEROCOPY completions). Order-safe: redirect -> TCP. */
+void fl_slot_send_tcp(uint32_t slot, uint64_t gen, const char *why);
+
 /* Sets the receive budget. */
 void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget);
 

@@ -16,6 +16,7 @@
 #include <linux/close_range.h>
 
 #include "calls.h"
+#include "compat.h"
 #include "enroll.h"
 #include "fdtable.h"
 #include "libc.h"
@@ -96,6 +97,8 @@ int fl_accept(int fd, struct sockaddr *addr, socklen_t *len)
 
 int fl_close(int fd, int (*real)(int))
 {
+	struct fl_fd *e;
+
 	/* The shim's own fds are not the application's to close: as far as it
 	 * knows they are not open. */
 	if (fl_own_fd(fd)) {
@@ -105,6 +108,9 @@ int fl_close(int fd, int (*real)(int))
 	/* Forget first: once closed, the number can be reused at once. Nothing
 	 * is deleted from the sockhash; the kernel removes the socket when it
 	 * dies and sockops frees its slot (trap 2). */
+	e = fl_fd_peek(fd);
+	if (fl_fd_state(e) == FL_FD_ENROLLED)
+		fl_compat_before_close(fd, e);
 	fl_fd_clear(fd);
 	return real(fd);
 }
@@ -243,7 +249,15 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
 				fl_slot_set_budget(e->slot, e->gen, (uint32_t)rcvbuf);
 		}
-	} else if (name == SO_RCVLOWAT && v > 1) {
+	} else if (name == SO_ZEROCOPY && v && fl_compat_on()) {
+		e = fl_fd_get(fd);
+		if (e) {
+			__atomic_fetch_or(&e->flags, FL_FDF_ZEROCOPY, __ATOMIC_RELAXED);
+			/* The redirect path never completes a zero-copy send (trap 8). */
+			if (fl_fd_state(e) == FL_FD_ENROLLED)
+				fl_slot_send_tcp(e->slot, e->gen, "SO_ZEROCOPY set");
+		}
+	} else if (name == SO_RCVLOWAT && v > 1 && fl_compat_on()) {
 		e = fl_fd_get(fd);
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);

@@ -43,6 +43,7 @@ struct fl_tx {
 	int64_t first_ns;       /* when the first buffered byte came (0: empty) */
 	uint8_t *buf;           /* fl_config()->flush_bytes */
 	int refs;               /* atomic: fds of this process that name it */
+	int shared;             /* another process may hold it too (it forked) */
 	uint32_t checked_len;   /* len when the peer was last looked at */
 	bool peer_busy;         /* what it looked like then */
 	int listed;             /* on fl_pending (guarded by fl_pending_lock) */
@@ -89,8 +90,6 @@ struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 	int nodelay = 0;
 	socklen_t olen = sizeof(nodelay);
 
-	if (!cfg->batch)
-		return NULL;
 	pthread_mutex_lock(&fl_pool_lock);
 	tx = fl_free;
 	if (tx)
@@ -119,12 +118,28 @@ struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 	tx->len = 0;
 	tx->err = 0;
 	tx->first_ns = 0;
-	/* Accepted sockets inherit TCP_NODELAY from their listener. */
+	tx->shared = 0;
+	/* Accepted sockets inherit TCP_NODELAY from their listener. With
+	 * batching off the state only counts the fds (io.c never sends
+	 * through it). */
 	tx->flags = (!getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &olen) && nodelay) ?
 		    FL_TXF_NODELAY : 0;
+	if (!cfg->batch)
+		tx->flags |= FL_TXF_THROUGH;
 	__atomic_store_n(&tx->refs, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&tx->lock);
 	return tx;
+}
+
+bool fl_tx_last_copy(struct fl_tx *tx)
+{
+	return __atomic_load_n(&tx->refs, __ATOMIC_ACQUIRE) == 1 && !tx->shared;
+}
+
+bool fl_tx_batching(const struct fl_tx *tx)
+{
+	(void)tx;
+	return fl_config()->batch;
 }
 
 void fl_tx_hold(struct fl_tx *tx)
@@ -644,8 +659,13 @@ int64_t fl_tx_flush_expired(int64_t now_ns)
  * locks, the child starts with fresh tx locks and empty buffers. */
 static void fl_tx_fork_prepare(void)
 {
+	struct fl_tx *tx;
+
 	fl_tx_flush_all();
 	pthread_mutex_lock(&fl_pool_lock);
+	/* From now on two processes may hold each socket. */
+	for (tx = fl_all; tx; tx = tx->next_all)
+		tx->shared = 1;
 	pthread_mutex_lock(&fl_pending_lock);
 }
 

@@ -35,8 +35,16 @@
 struct fl_tx;
 
 /* A transmit state for a newly enrolled socket (slot/gen identify it, cookie
- * is its SO_COOKIE), or NULL when batching is off or memory is short. */
+ * is its SO_COOKIE), or NULL when memory is short. With FASTLOCAL_BATCH=off
+ * it only counts the fds that name the socket (see fl_tx_last_copy). */
 struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie);
+
+/* True if fd is the only fd naming the socket: no dup in this process and
+ * no fork since it was enrolled (so its close() is the socket's close). */
+bool fl_tx_last_copy(struct fl_tx *tx);
+
+/* True unless batching is off for the process. */
+bool fl_tx_batching(const struct fl_tx *tx);
 
 /* One more / one less fd of this process refers to tx (dup, close). Every
  * release first pushes the buffer into the kernel (waiting for room if

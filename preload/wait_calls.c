@@ -13,6 +13,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+extern char **environ;
+
+#include "adopt.h"
 #include "calls.h"
 #include "libc.h"
 #include "tx.h"
@@ -30,6 +33,26 @@ void fl_before_leaving(void)
 	if (fl_tx_any_pending())
 		fl_tx_drain_all();
 	errno = saved;
+}
+
+int fl_exec(int kind, const char *path, int fd, char *const argv[], char *const envp[])
+{
+	char *const *env;
+	int r, saved;
+
+	/* Buffered bytes go first; enrolled fds that survive are passed on. */
+	fl_before_leaving();
+	env = fl_adopt_env(envp);
+	if (kind == 'p')
+		r = libc_execvpe(path, argv, env);
+	else if (kind == 'f')
+		r = libc_fexecve(fd, argv, env);
+	else
+		r = libc_execve(path, argv, env);
+	saved = errno;
+	fl_adopt_env_done(env, envp);
+	errno = saved;
+	return r;
 }
 
 /* The execl family, variadic, becomes the execv family. */
@@ -50,12 +73,8 @@ int fl_execl_common(const char *path, const char *arg0, va_list ap, int kind)
 		argv[i] = va_arg(ap, char *); /* the last one read is the NULL */
 	if (kind == 'e')
 		envp = va_arg(ap, char *const *);
-	fl_before_leaving();
-	if (kind == 'e')
-		r = libc_execve(path, argv, envp);
-	else if (kind == 'p')
-		r = libc_execvp(path, argv);
 	else
-		r = libc_execv(path, argv);
+		envp = environ;
+	r = fl_exec(kind == 'p' ? 'p' : 'e', path, -1, argv, envp);
 	return r;
 }

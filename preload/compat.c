@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* compat.c - making the redirect path behave like TCP where it does not. */
+#include "compat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+
+#include "config.h"
+#include "libc.h"
+#include "log.h"
+#include "tcp_diag.h"
+#include "tx.h"
+
+#define FL_SPLICE_CHUNK (64 << 10)
+
+bool fl_compat_on(void)
+{
+	return fl_config()->compat;
+}
+
+static double fl_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------- FIONREAD */
+
+int fl_compat_inq(int fd, int *out)
+{
+	int tries, redirected = 0;
+	ssize_t tcp;
+	long rq;
+
+	for (tries = 0; tries < 8; tries++) {
+		/* On this kernel FIONREAD of an enrolled socket is the
+		 * redirected queue alone. */
+		if (libc_ioctl(fd, FIONREAD, &redirected))
+			return -1;
+		if (redirected == 0) {
+			/* Only TCP's queue can hold bytes: a truncating peek goes
+			 * straight to tcp_recvmsg, which counts without copying. */
+			tcp = libc_recv(fd, NULL, INT_MAX, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+			if (tcp >= 0) {
+				*out = (int)tcp;
+				return 0;
+			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				*out = 0;
+				return 0;
+			}
+			if (errno == EFAULT)
+				continue; /* a redirected message came in between: again */
+			*out = 0;
+			return 0;
+		}
+		/* Both queues may hold bytes (after a flow-control fallback, TCP's
+		 * comes after the redirected one): TCP's count from sock_diag. */
+		rq = fl_tcp_diag_rqueue(fd);
+		*out = redirected + (rq > 0 ? (int)(rq > INT_MAX - redirected ? INT_MAX - redirected : rq) : 0);
+		return 0;
+	}
+	*out = redirected;
+	return 0;
+}
+
+/* ------------------------------------------------------------- receive */
+
+bool fl_compat_retry_eagain(int fd, int flags, double *start)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+	int fl, saved = errno;
+	double timeo;
+
+	if (!fl_compat_on() || (flags & MSG_DONTWAIT))
+		return false;
+	fl = libc_fcntl(fd, F_GETFL, NULL);
+	if (fl < 0 || (fl & O_NONBLOCK))
+		goto no;
+	if (!*start)
+		*start = fl_now();
+	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec)) {
+		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+		if (fl_now() - *start >= timeo)
+			goto no; /* the receive timeout did expire: EAGAIN is right */
+	}
+	errno = saved;
+	return true;
+no:
+	errno = saved;
+	return false;
+}
+
+/* One receive into iov without MSG_WAITALL, repeated after a spurious EAGAIN. */
+static ssize_t fl_recv_once(int fd, struct msghdr *m, int flags, double *start)
+{
+	ssize_t r;
+
+	do
+		r = libc_recvmsg(fd, m, flags & ~MSG_WAITALL);
+	while (r < 0 && errno == EAGAIN && fl_compat_retry_eagain(fd, flags, start));
+	return r;
+}
+
+ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags)
+{
+	struct iovec v[64], *iov = msg->msg_iov;
+	size_t total = 0, want = 0, i, n = msg->msg_iovlen;
+	struct msghdr m = *msg;
+	double start = 0;
+	ssize_t r;
+
+	if (n > 64)
+		return libc_recvmsg(fd, msg, flags); /* rare: as the kernel does it */
+	for (i = 0; i < n; i++) {
+		v[i] = iov[i];
+		want += iov[i].iov_len;
+	}
+	m.msg_iov = v;
+	while (total < want) {
+		r = fl_recv_once(fd, &m, flags, &start);
+		if (r <= 0) {
+			/* EOF, or an error/signal/timeout: TCP returns what it has. */
+			if (total)
+				break;
+			return r;
+		}
+		total += (size_t)r;
+		/* Advance the iovec past the bytes received. */
+		while (r > 0 && m.msg_iovlen) {
+			size_t k = (size_t)r < m.msg_iov->iov_len ? (size_t)r : m.msg_iov->iov_len;
+
+			m.msg_iov->iov_base = (char *)m.msg_iov->iov_base + k;
+			m.msg_iov->iov_len -= k;
+			r -= (ssize_t)k;
+			if (!m.msg_iov->iov_len) {
+				m.msg_iov++;
+				m.msg_iovlen--;
+			}
+		}
+		/* Control data and the peer address come with the first part. */
+		m.msg_control = NULL;
+		m.msg_controllen = 0;
+		m.msg_name = NULL;
+		m.msg_namelen = 0;
+	}
+	msg->msg_flags = m.msg_flags;
+	return (ssize_t)total;
+}
+
+ssize_t fl_compat_recv_waitall(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
+			       socklen_t *alen)
+{
+	struct iovec v = { buf, len };
+	struct msghdr m = { .msg_name = addr, .msg_namelen = alen ? *alen : 0, .msg_iov = &v,
+			    .msg_iovlen = 1 };
+	ssize_t r = fl_compat_recvmsg_waitall(fd, &m, flags);
+
+	if (alen)
+		*alen = m.msg_namelen;
+	return r;
+}
+
+/* ------------------------------------------------------------- splice */
+
+ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flags)
+{
+	char buf[FL_SPLICE_CHUNK];
+	int cap, used = 0, room, nonblock = flags & SPLICE_F_NONBLOCK, pfl;
+	struct pollfd p = { .fd = fd_out, .events = POLLOUT };
+	double start = 0;
+	ssize_t r, w, done = 0;
+
+	/* Take only what the pipe can hold now: a byte read from the socket
+	 * must never be left with nowhere to go. */
+	pfl = libc_fcntl(fd_out, F_GETFL, NULL);
+	if (pfl >= 0 && (pfl & O_NONBLOCK))
+		nonblock = 1;
+	for (;;) {
+		cap = libc_fcntl(fd_out, F_GETPIPE_SZ, NULL);
+		if (cap < 0)
+			return -1; /* not a pipe: EBADF/EINVAL as splice would say */
+		if (libc_ioctl(fd_out, FIONREAD, &used))
+			used = 0;
+		room = cap - used;
+		if (room > 0)
+			break;
+		if (nonblock) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (libc_poll(&p, 1, -1) < 0)
+			return -1;
+	}
+	if (len > (size_t)room)
+		len = (size_t)room;
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	do
+		r = libc_recv(fd_in, buf, len, nonblock ? MSG_DONTWAIT : 0);
+	while (r < 0 && errno == EAGAIN && !nonblock && fl_compat_retry_eagain(fd_in, 0, &start));
+	if (r <= 0)
+		return r;
+	while (done < r) {
+		w = libc_write(fd_out, buf + done, (size_t)(r - done));
+		if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
+			/* Someone else filled the pipe meanwhile: wait, the bytes
+			 * are ours to deliver. */
+			libc_poll(&p, 1, 100);
+			continue;
+		}
+		if (w <= 0) {
+			fl_log(FL_LOG_ERROR, "splice: %zd bytes read from fd %d could not be written "
+			       "to pipe %d: %s", r - done, fd_in, fd_out, strerror(errno));
+			return done ? done : -1;
+		}
+		done += w;
+	}
+	return r;
+}
+
+/* ------------------------------------------------------------- close */
+
+void fl_compat_before_close(int fd, struct fl_fd *e)
+{
+	struct linger lg = { 1, 0 };
+	int redirected = 0, saved = errno;
+
+	if (!fl_compat_on() || !e->tx || !fl_tx_last_copy(e->tx))
+		return;
+	/* Bytes left in TCP's queue make TCP reset the connection itself;
+	 * bytes left in the redirected queue would just vanish, and the peer
+	 * would never learn (trap 2). A zero linger makes the close a reset. */
+	if (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0) {
+		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		fl_debug("fd %d closed with %d redirected bytes unread: resetting, as TCP does",
+			 fd, redirected);
+	}
+	errno = saved;
+}

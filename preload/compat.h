@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * compat.h - where the redirect path behaves unlike TCP, the shim makes it
+ * behave like TCP (kernel-facts.md traps 2 and 5 to 8; docs/semantics.md).
+ *
+ * All of it applies to enrolled sockets only, and all of it is switched off
+ * by FASTLOCAL_TCP_COMPAT=off, which exists to show what each fix fixes.
+ */
+#ifndef FL_COMPAT_H
+#define FL_COMPAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "fdtable.h"
+
+bool fl_compat_on(void);
+
+/* FIONREAD/SIOCINQ (trap 7): the kernel counts only the redirected queue;
+ * the answer must include TCP's. 0 and *out, or -1 with errno. */
+int fl_compat_inq(int fd, int *out);
+
+/*
+ * A blocking receive returned EAGAIN (trap 5: a wakeup without data). True
+ * if the call must be repeated: the socket blocks, MSG_DONTWAIT was not
+ * asked, and SO_RCVTIMEO (if set) has not expired since *start (0: the first
+ * time; set here).
+ */
+bool fl_compat_retry_eagain(int fd, int flags, double *start);
+
+/* recv(MSG_WAITALL) (trap 5): the kernel returns after the first message.
+ * Loops as TCP does: until len bytes, EOF, an error, a signal or the
+ * receive timeout. Returns what the call returns. */
+ssize_t fl_compat_recv_waitall(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
+			       socklen_t *alen);
+ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags);
+
+/* splice(socket -> pipe) (trap 6): splice sees only TCP's queue. Reads the
+ * socket (both queues, in order) and writes into the pipe what it can take. */
+ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flags);
+
+/* close() of the last copy of a socket with redirected bytes unread (trap
+ * 2): TCP would reset the connection; arranges for close() to do so. */
+void fl_compat_before_close(int fd, struct fl_fd *e);
+
+#endif

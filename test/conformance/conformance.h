@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * conformance.h - the differential TCP conformance suite.
+ *
+ * Each scenario is a small client/server interaction written against the
+ * plain socket API. test/conformance/run.sh runs every scenario twice, once
+ * on plain TCP and once with the shim preloaded into both ends, and compares
+ * the TRACES they print: any difference is a failure. So a scenario prints
+ * only what TCP guarantees and an application can rely on, never what may
+ * legitimately vary between two TCP runs (how many bytes one read() returned,
+ * timings): bytes and their order (as counts and verdicts), return values,
+ * errno names, readiness, EOF, and the timing class ("arrives" / "stalls").
+ *
+ * A scenario is a function registered with FL_SCENARIO(name, flags, fn). It
+ * gets the address family (AF_INET or AF_INET6) and returns 0, or non-zero
+ * when it could not run at all (setup failure: reported as such).
+ */
+#ifndef FL_CONFORMANCE_H
+#define FL_CONFORMANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Scenario flags. */
+#define FL_SC_REDIRECTS (1u << 0) /* under the shim, bytes must be redirected */
+#define FL_SC_SLOW      (1u << 1) /* takes more than a second */
+
+struct fl_scenario {
+	const char *name;
+	unsigned flags;
+	int (*fn)(int family);
+	const char *file;
+	struct fl_scenario *next;
+};
+
+void fl_sc_register(struct fl_scenario *sc);
+
+#define FL_SCENARIO(name_, flags_, fn_)                                          \
+	static struct fl_scenario fl_sc_##fn_ = { name_, flags_, fn_, __FILE__, 0 }; \
+	__attribute__((constructor)) static void fl_sc_reg_##fn_(void)           \
+	{                                                                        \
+		fl_sc_register(&fl_sc_##fn_);                                    \
+	}
+
+/* A child mode: "conformance --child NAME ARGS..." runs fn(argc, argv) with
+ * the ARGS; for scenarios that fork+exec this binary (exec, fd inheritance). */
+struct fl_child {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	struct fl_child *next;
+};
+
+void fl_child_register(struct fl_child *ch);
+
+#define FL_CHILD(name_, fn_)                                              \
+	static struct fl_child fl_ch_##fn_ = { name_, fn_, 0 };           \
+	__attribute__((constructor)) static void fl_ch_reg_##fn_(void)    \
+	{                                                                 \
+		fl_child_register(&fl_ch_##fn_);                          \
+	}
+
+/* ---- the trace (stdout, line-buffered) */
+void fl_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "ECONNRESET", "EAGAIN", ... (or "E<n>") */
+const char *fl_errname(int err);
+/* "n" for n >= 0, else "-1 <ERRNAME>" from errno: a call's result as traced */
+const char *fl_ret(ssize_t r);
+
+/* ---- setup */
+/* A connected pair over loopback: c from connect(), s from accept(). */
+int fl_sc_pair(int family, int *c, int *s);
+/* A listener on loopback; *port gets its port. */
+int fl_sc_listen(int family, int *port);
+int fl_sc_connect(int family, int port);
+/* Re-runs this binary: argv for execv of "<self> <args...>". */
+const char *fl_sc_self(void);
+
+/* ---- data: a position-dependent pattern, as in the integration tests */
+void fl_sc_fill(uint8_t *buf, uint64_t off, size_t len, uint64_t seed);
+/* Writes n pattern bytes from offset off; 0 or -1. */
+int fl_sc_write_pattern(int fd, uint64_t off, size_t n, uint64_t seed);
+/* Reads exactly n bytes and checks them against the pattern from offset
+ * off. Returns n, fewer at EOF, or -1 (errno) on error; *bad gets the
+ * offset of the first wrong byte or -1. */
+ssize_t fl_sc_read_pattern(int fd, uint64_t off, size_t n, uint64_t seed, int64_t *bad);
+
+/* ---- timing classes */
+/* 1 if fd becomes readable within ms milliseconds, else 0. */
+int fl_sc_readable_within(int fd, int ms);
+double fl_sc_now(void);
+void fl_sc_sleep_ms(int ms);
+
+#endif
