@@ -31,7 +31,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 # Debian packages that the build, the tests and the demo use.
 DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
-	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq
+	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy
 
 SHIM_SRCS := $(wildcard preload/*.c)
 CLI_SRCS  := $(wildcard tools/*.c)
@@ -51,7 +51,7 @@ STREAM    := $(BUILD)/fl-stream
 .PHONY: all deps test test-build demo bench install uninstall clean
 .DEFAULT_GOAL := all
 
-all: $(SHIM) $(CLI) $(STREAM) $(BUILD)/fl-bench
+all: $(SHIM) $(CLI) $(STREAM) $(BUILD)/fl-bench $(BUILD)/fl-xfer
 
 # ---------------------------------------------------------------- deps
 deps:
@@ -134,6 +134,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/fdtable_lookup
 	bench/run.sh $(BUILD) $(BENCH_ARGS)
 	$(BUILD)/fdtable_lookup
+
+$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
+		-lbpf -lelf -lz -ldl -lpthread
 
 $(BUILD)/fl-bench: bench/fl-bench.c
 	@mkdir -p $(@D)

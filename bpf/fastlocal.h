@@ -178,6 +178,7 @@ enum fl_ustat {
 	FL_USTAT_FB_OTHER = 10,
 	FL_USTAT_BLIND = 11,            /* sockets marked blind after enrollment */
 	FL_USTAT_THROTTLED = 12,        /* writes that waited for the reader */
+	FL_USTAT_SPLICE_EMULATED = 13,  /* bytes splice()d out of an enrolled socket by the shim */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

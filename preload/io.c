@@ -206,6 +206,8 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 		/* splice() from a socket reads only TCP's queue, never the
 		 * redirected one (trap 6): read it ourselves, in order. */
 		n = fl_compat_splice_in(fd_in, fd_out, len, flags);
+		if (n > 0)
+			fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
 		fl_rx_end(&rx, n, 0);
 		return n;
 	}

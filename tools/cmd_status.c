@@ -224,6 +224,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_close(&j);
 	fl_json_u64(&j, "blind_sockets", s->ustat[FL_USTAT_BLIND]);
 	fl_json_u64(&j, "throttled_writes", s->ustat[FL_USTAT_THROTTLED]);
+	fl_json_u64(&j, "splice_emulated_bytes", s->ustat[FL_USTAT_SPLICE_EMULATED]);
 	fl_json_end(&j);
 }
 
