@@ -27,6 +27,8 @@
 #include <bpf/bpf_endian.h>
 #include "fastlocal.h"
 
+#define FL_SEND_SHUTDOWN 2 /* include/net/sock.h */
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* The enrolled sockets. Value size 8: a user-space lookup returns the socket
@@ -236,6 +238,11 @@ int fl_verdict(struct sk_msg_md *msg)
 	me->tcp_sent += (__u32)(wseq - me->last_write_seq);
 	me->last_write_seq = wseq;
 
+	/* The redirect path does not check SEND_SHUTDOWN (a write after
+	 * shutdown(SHUT_WR) would be delivered); TCP's path fails it with
+	 * EPIPE and SIGPIPE, as the application expects. */
+	if (tp->inet_conn.icsk_inet.sk.sk_shutdown & FL_SEND_SHUTDOWN)
+		return fl_pass(me, FL_STAT_PASS_SHUTDOWN_BYTES, len);
 	if (me->flags & FL_SLOT_SEND_TCP)
 		return fl_pass(me, FL_STAT_PASS_UNSUPPORTED_BYTES, len);
 	peer = fl_peer_slot(me, st);
@@ -243,6 +250,8 @@ int fl_verdict(struct sk_msg_md *msg)
 		return fl_pass(me, FL_STAT_PASS_NO_PEER_BYTES, len);
 	if (peer->flags & FL_SLOT_BLIND)
 		return fl_pass(me, FL_STAT_PASS_BLIND_BYTES, len);
+	if (peer->flags & FL_SLOT_RCV_SHUT)
+		return fl_pass(me, FL_STAT_PASS_SHUTDOWN_BYTES, len);
 
 	/* consumed only lags the truth (the shim adds after each read), so
 	 * unread can only be overestimated: the safe direction. */

@@ -118,6 +118,9 @@ struct fl_slot {
 /* The owner sends with a feature the redirect path lacks (MSG_ZEROCOPY
  * completions, trap 8): its messages go over TCP. */
 #define FL_SLOT_SEND_TCP (1u << 1)
+/* The owner shut down reading (SHUT_RD): bytes for it go over TCP, which
+ * answers them with a reset as it does for any socket that stopped reading. */
+#define FL_SLOT_RCV_SHUT (1u << 2)
 
 enum fl_dir {
 	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */
@@ -152,6 +155,7 @@ enum fl_stat {
 	FL_STAT_ISN_RECORDED = 11,           /* sockops: connections seen established */
 	FL_STAT_SLOTS_FREED = 12,            /* sockops: slots released at close */
 	FL_STAT_PASS_UNSUPPORTED_BYTES = 13, /* sender uses a feature only TCP has */
+	FL_STAT_PASS_SHUTDOWN_BYTES = 14,    /* sender or receiver shut down that direction */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64

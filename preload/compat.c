@@ -14,6 +14,7 @@
 #include "config.h"
 #include "libc.h"
 #include "log.h"
+#include "signals.h"
 #include "tcp_diag.h"
 #include "tx.h"
 
@@ -74,7 +75,14 @@ int fl_compat_inq(int fd, int *out)
 
 /* ------------------------------------------------------------- receive */
 
-bool fl_compat_retry_eagain(int fd, int flags, double *start)
+void fl_retry_init(struct fl_retry *r)
+{
+	r->started = true;
+	r->start = fl_now();
+	r->sigs = fl_sig_runs();
+}
+
+bool fl_compat_retry_eagain(int fd, int flags, struct fl_retry *r)
 {
 	struct timeval tv = { 0, 0 };
 	socklen_t len = sizeof(tv);
@@ -86,11 +94,20 @@ bool fl_compat_retry_eagain(int fd, int flags, double *start)
 	fl = libc_fcntl(fd, F_GETFL, NULL);
 	if (fl < 0 || (fl & O_NONBLOCK))
 		goto no;
-	if (!*start)
-		*start = fl_now();
+	if (!r->started)
+		fl_retry_init(r); /* late: a handler that ran in the first call is missed */
+	if (fl_sig_runs() != r->sigs) {
+		/* A handler ran: TCP would have returned EINTR, or restarted the
+		 * call if the handler has SA_RESTART. */
+		r->sigs = fl_sig_runs();
+		if (!fl_sig_last_restarts()) {
+			errno = EINTR;
+			return false;
+		}
+	}
 	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec)) {
 		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-		if (fl_now() - *start >= timeo)
+		if (fl_now() - r->start >= timeo)
 			goto no; /* the receive timeout did expire: EAGAIN is right */
 	}
 	errno = saved;
@@ -101,7 +118,7 @@ no:
 }
 
 /* One receive into iov without MSG_WAITALL, repeated after a spurious EAGAIN. */
-static ssize_t fl_recv_once(int fd, struct msghdr *m, int flags, double *start)
+static ssize_t fl_recv_once(int fd, struct msghdr *m, int flags, struct fl_retry *start)
 {
 	ssize_t r;
 
@@ -116,9 +133,10 @@ ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags)
 	struct iovec v[64], *iov = msg->msg_iov;
 	size_t total = 0, want = 0, i, n = msg->msg_iovlen;
 	struct msghdr m = *msg;
-	double start = 0;
+	struct fl_retry start;
 	ssize_t r;
 
+	fl_retry_init(&start);
 	if (n > 64)
 		return libc_recvmsg(fd, msg, flags); /* rare: as the kernel does it */
 	for (i = 0; i < n; i++) {
@@ -170,6 +188,86 @@ ssize_t fl_compat_recv_waitall(int fd, void *buf, size_t len, int flags, struct 
 	return r;
 }
 
+ssize_t fl_compat_recv_trunc(int fd, size_t len, int flags)
+{
+	char scratch[16384];
+	size_t done = 0;
+	struct fl_retry start;
+	ssize_t r;
+
+	fl_retry_init(&start);
+	while (done < len) {
+		size_t k = len - done < sizeof(scratch) ? len - done : sizeof(scratch);
+
+		do
+			r = libc_recv(fd, scratch, k, (flags & ~(MSG_TRUNC | MSG_WAITALL)) |
+						      (done ? MSG_DONTWAIT : 0));
+		while (r < 0 && errno == EAGAIN && !done && fl_compat_retry_eagain(fd, flags, &start));
+		if (r <= 0) {
+			if (done && !(flags & MSG_WAITALL))
+				break;
+			if (r < 0 && errno == EAGAIN && done) {
+				/* MSG_WAITALL: wait for the rest as TCP would. */
+				if (!fl_compat_retry_eagain(fd, flags & ~MSG_DONTWAIT, &start))
+					break;
+				struct pollfd p = { .fd = fd, .events = POLLIN };
+
+				libc_poll(&p, 1, 100);
+				continue;
+			}
+			return done ? (ssize_t)done : r;
+		}
+		done += (size_t)r;
+		if (!(flags & MSG_WAITALL) && (size_t)r < k)
+			break; /* what was there is gone; TCP returns then too */
+	}
+	return (ssize_t)done;
+}
+
+ssize_t fl_compat_peek_waitall(int fd, void *buf, size_t len, int flags)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t tl = sizeof(tv);
+	struct timespec nap = { 0, 1000000 };
+	double start = fl_now(), timeo = 0;
+	int have = 0, fl = libc_fcntl(fd, F_GETFL, NULL);
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		return libc_recv(fd, buf, len, flags & ~MSG_WAITALL);
+	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl))
+		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+	for (;;) {
+		if (fl_compat_inq(fd, &have) == 0 && (size_t)have >= len)
+			break;
+		/* Nothing more will come once the peer stopped sending. */
+		if (libc_poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			break;
+		if (timeo && fl_now() - start >= timeo)
+			break;
+		if (!have) {
+			/* Wait for the first byte in the kernel, as a peek would. */
+			if (libc_poll(&p, 1, timeo ? 10 : 100) < 0 && errno == EINTR)
+				return -1;
+			continue;
+		}
+		if (nanosleep(&nap, NULL) && errno == EINTR)
+			break; /* a signal: TCP returns what it has */
+	}
+	return libc_recv(fd, buf, len, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
+}
+
+void fl_compat_after_reset(int fd, ssize_t r)
+{
+	int err = 0, saved = errno;
+	socklen_t len = sizeof(err);
+
+	if (r >= 0 || errno != ECONNRESET || !fl_compat_on())
+		return;
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	errno = saved;
+}
+
 /* ------------------------------------------------------------- splice */
 
 ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flags)
@@ -177,9 +275,10 @@ ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flag
 	char buf[FL_SPLICE_CHUNK];
 	int cap, used = 0, room, nonblock = flags & SPLICE_F_NONBLOCK, pfl;
 	struct pollfd p = { .fd = fd_out, .events = POLLOUT };
-	double start = 0;
+	struct fl_retry start;
 	ssize_t r, w, done = 0;
 
+	fl_retry_init(&start);
 	/* Take only what the pipe can hold now: a byte read from the socket
 	 * must never be left with nowhere to go. */
 	pfl = libc_fcntl(fd_out, F_GETFL, NULL);

@@ -23,12 +23,20 @@ bool fl_compat_on(void);
 int fl_compat_inq(int fd, int *out);
 
 /*
- * A blocking receive returned EAGAIN (trap 5: a wakeup without data). True
- * if the call must be repeated: the socket blocks, MSG_DONTWAIT was not
- * asked, and SO_RCVTIMEO (if set) has not expired since *start (0: the first
- * time; set here).
+ * A blocking receive returned EAGAIN (trap 5: a wakeup without data, or a
+ * signal). True if the call must be repeated: the socket blocks, MSG_DONTWAIT
+ * was not asked, SO_RCVTIMEO (if set) has not expired since the first try,
+ * and no signal handler without SA_RESTART ran (then errno becomes EINTR, as
+ * TCP gives). r is zeroed before the first call.
  */
-bool fl_compat_retry_eagain(int fd, int flags, double *start);
+struct fl_retry {
+	double start;
+	unsigned sigs;
+	bool started;
+};
+bool fl_compat_retry_eagain(int fd, int flags, struct fl_retry *r);
+/* Starts a retry state: the time and the handler count before the call. */
+void fl_retry_init(struct fl_retry *r);
 
 /* recv(MSG_WAITALL) (trap 5): the kernel returns after the first message.
  * Loops as TCP does: until len bytes, EOF, an error, a signal or the
@@ -36,6 +44,19 @@ bool fl_compat_retry_eagain(int fd, int flags, double *start);
 ssize_t fl_compat_recv_waitall(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
 			       socklen_t *alen);
 ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags);
+
+/* recv(MSG_TRUNC) without MSG_PEEK: the redirect path copies instead of
+ * discarding (and fails on a NULL buffer). Discards as TCP does. */
+ssize_t fl_compat_recv_trunc(int fd, size_t len, int flags);
+
+/* recv(MSG_PEEK|MSG_WAITALL): waits until len bytes are there (or EOF, an
+ * error, a signal, the receive timeout), then peeks them. */
+ssize_t fl_compat_peek_waitall(int fd, void *buf, size_t len, int flags);
+
+/* After a send or receive on an enrolled socket failed with ECONNRESET:
+ * the redirect path leaves the error pending (every call reports it again
+ * and SO_ERROR keeps it); TCP reports it once. Consumes it. */
+void fl_compat_after_reset(int fd, ssize_t r);
 
 /* splice(socket -> pipe) (trap 6): splice sees only TCP's queue. Reads the
  * socket (both queues, in order) and writes into the pipe what it can take. */

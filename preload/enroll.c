@@ -162,7 +162,12 @@ int fl_enroll(int fd)
 	     (!getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1))) {
 		fl_maps();
 		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
-				   "SO_RCVLOWAT is set (the redirect path ignores it)");
+				   "SO_RCVLOWAT or SO_PEEK_OFF is set (the redirect path ignores them)");
+	}
+	if (fl_compat_on() && e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_ZEROCOPY)) {
+		fl_maps();
+		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
+				   "SO_ZEROCOPY is set (the redirect path completes no zero-copy send)");
 	}
 	m = fl_maps();
 	if (!m)
@@ -229,8 +234,6 @@ int fl_enroll(int fd)
 	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
 	if (err)
 		return err;
-	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_ZEROCOPY))
-		fl_slot_send_tcp((uint32_t)slot, gen, "SO_ZEROCOPY set before connecting");
 	fl_ustat_add(FL_USTAT_ENROLLED, 1);
 	fl_debug("fd %d: enrolled (slot %u, port %u -> %u, budget %u)", fd, slot,
 		 st.key.local_port, st.key.remote_port, budget);

@@ -52,7 +52,7 @@ struct fl_fd *fl_fd_get(int fd)
 	return &c[fd & (FL_CHUNK_SIZE - 1)];
 }
 
-void fl_fd_clear(int fd)
+void fl_fd_forget_socket(int fd)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
 	struct fl_tx *tx;
@@ -61,9 +61,18 @@ void fl_fd_clear(int fd)
 		return;
 	tx = __atomic_exchange_n(&e->tx, NULL, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
-	__atomic_store_n(&e->flags, 0, __ATOMIC_RELAXED);
 	if (tx)
 		fl_tx_release(tx, fd);
+}
+
+void fl_fd_clear(int fd)
+{
+	struct fl_fd *e = fl_fd_peek(fd);
+
+	if (!e)
+		return;
+	fl_fd_forget_socket(fd);
+	__atomic_store_n(&e->flags, 0, __ATOMIC_RELAXED);
 }
 
 void fl_fd_clear_range(unsigned int first, unsigned int last)

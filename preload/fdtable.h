@@ -20,7 +20,8 @@ enum fl_fd_state {
 
 /* Per-fd flags, kept whatever the state. */
 #define FL_FDF_RCVBUF_SET (1u << 0) /* the application set SO_RCVBUF */
-#define FL_FDF_RCVLOWAT   (1u << 1) /* the application set SO_RCVLOWAT > 1 */
+#define FL_FDF_RCVLOWAT   (1u << 1) /* SO_RCVLOWAT > 1 or SO_PEEK_OFF: receive
+					    * options only TCP's path honours */
 #define FL_FDF_ZEROCOPY   (1u << 2) /* the application set SO_ZEROCOPY */
 
 struct fl_tx;
@@ -52,6 +53,11 @@ static inline uint32_t fl_fd_state(const struct fl_fd *e)
 /* Forgets fd (close, or the target of dup2 before it is reused). An
  * enrolled fd first hands its buffered bytes to the kernel (tx.h). */
 void fl_fd_clear(int fd);
+
+/* Forgets the socket fd described (enrollment, send buffer) but keeps the
+ * option flags the application set on it (connect: they were set on this
+ * very socket, before it connected). */
+void fl_fd_forget_socket(int fd);
 
 /* Forgets every fd in [first, last] (close_range, closefrom). */
 void fl_fd_clear_range(unsigned int first, unsigned int last);

@@ -80,7 +80,10 @@ static void fl_flusher_start_locked(void)
 	pthread_condattr_destroy(&ca);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
+	/* IMPORTANT: the default stack size, not a small one: glibc carves the
+	 * program's static TLS out of the thread's stack, and a program with
+	 * large __thread data would make a small stack fail. Untouched stack
+	 * pages cost nothing. */
 	/* The application's signals are not ours to receive. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

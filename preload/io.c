@@ -113,6 +113,14 @@ static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags)
 	return e;
 }
 
+/* After a write on an enrolled socket: a reset is reported once (compat.h). */
+static inline ssize_t fl_tx_done(struct fl_fd *e, int fd, ssize_t r)
+{
+	if (e && r < 0)
+		fl_compat_after_reset(fd, r);
+	return r;
+}
+
 /* The write family of an enrolled socket goes through its send buffer,
  * unless batching is off. */
 static inline struct fl_tx *fl_batching(struct fl_fd *e)
@@ -140,7 +148,8 @@ ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 	struct iovec v = { (void *)buf, len };
 	struct fl_tx *tx = fl_batching(e);
 
-	return tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) : libc_send(fd, buf, len, flags);
+	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
+				   libc_send(fd, buf, len, flags));
 }
 
 ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
@@ -151,8 +160,8 @@ ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct s
 	struct fl_tx *tx = fl_batching(e);
 
 	/* On a connected TCP socket the address is ignored (or refused). */
-	return tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
-			     libc_sendto(fd, buf, len, flags, addr, alen);
+	return fl_tx_done(e, fd, tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
+					       libc_sendto(fd, buf, len, flags, addr, alen));
 }
 
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -161,8 +170,9 @@ ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 				      flags);
 	struct fl_tx *tx = fl_batching(e);
 
-	return tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg) :
-			   libc_sendmsg(fd, msg, flags);
+	return fl_tx_done(e, fd, tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
+							 (int)msg->msg_iovlen, flags, msg) :
+					     libc_sendmsg(fd, msg, flags));
 }
 
 ssize_t fl_write(int fd, const void *buf, size_t len)
@@ -171,7 +181,8 @@ ssize_t fl_write(int fd, const void *buf, size_t len)
 	struct iovec v = { (void *)buf, len };
 	struct fl_tx *tx = fl_batching(e);
 
-	return tx ? fl_tx_send(tx, e->gen, fd, &v, 1, 0, NULL) : libc_write(fd, buf, len);
+	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, 0, NULL) :
+				   libc_write(fd, buf, len));
 }
 
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
@@ -179,8 +190,8 @@ ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
 	struct fl_fd *e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0);
 	struct fl_tx *tx = fl_batching(e);
 
-	return tx && iovcnt >= 0 ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
-				   libc_writev(fd, iov, iovcnt);
+	return fl_tx_done(e, fd, tx && iovcnt >= 0 ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
+						     libc_writev(fd, iov, iovcnt));
 }
 
 ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int large)
@@ -228,25 +239,49 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
  * after a spurious EAGAIN and MSG_WAITALL is honoured (trap 5, compat.h).
  */
 #define FL_RX_RETRY(rx, fd, flags, start, call)                                   \
-	do                                                                        \
-		n = (call);                                                       \
-	while (n < 0 && errno == EAGAIN && (rx).on &&                             \
-	       fl_compat_retry_eagain((fd), (flags), (start)))
+	do {                                                                      \
+		if ((rx).on)                                                      \
+			fl_retry_init(start);                                     \
+		do                                                                \
+			n = (call);                                               \
+		while (n < 0 && errno == EAGAIN && (rx).on &&                     \
+		       fl_compat_retry_eagain((fd), (flags), (start)));           \
+	} while (0)
 
 static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
 {
-	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK)) &&
+	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
 	       fl_compat_on();
+}
+
+/* recv() flags the redirect path gets wrong (compat.h); n is the result. */
+static inline bool fl_rx_special(const struct fl_rx *rx, int fd, void *buf, size_t len,
+				 int flags, ssize_t *n)
+{
+	if (!rx->on || !fl_compat_on())
+		return false;
+	if ((flags & MSG_TRUNC) && !(flags & MSG_PEEK)) {
+		*n = fl_compat_recv_trunc(fd, len, flags);
+		return true;
+	}
+	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
+	    !(flags & (MSG_DONTWAIT | MSG_TRUNC)) && buf) {
+		*n = fl_compat_peek_waitall(fd, buf, len, flags);
+		return true;
+	}
+	return false;
 }
 
 ssize_t fl_read(int fd, void *buf, size_t len)
 {
 	struct fl_rx rx;
-	double start = 0;
+	struct fl_retry start;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
 	FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
+	if (rx.on)
+		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, 0);
 	return n;
 }
@@ -254,7 +289,7 @@ ssize_t fl_read(int fd, void *buf, size_t len)
 ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct fl_rx rx;
-	double start = 0;
+	struct fl_retry start;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
@@ -272,14 +307,18 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 		    socklen_t *alen)
 {
 	struct fl_rx rx;
-	double start = 0;
+	struct fl_retry start;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	if (fl_rx_waitall(&rx, flags))
+	if (fl_rx_special(&rx, fd, buf, len, flags, &n))
+		;
+	else if (fl_rx_waitall(&rx, flags))
 		n = fl_compat_recv_waitall(fd, buf, len, flags, addr, alen);
 	else
 		FL_RX_RETRY(rx, fd, flags, &start, libc_recvfrom(fd, buf, len, flags, addr, alen));
+	if (rx.on)
+		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
 	return n;
 }
@@ -287,14 +326,19 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct fl_rx rx;
-	double start = 0;
+	struct fl_retry start;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	if (msg && fl_rx_waitall(&rx, flags))
+	if (msg && msg->msg_iovlen == 1 &&
+	    fl_rx_special(&rx, fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags, &n))
+		;
+	else if (msg && fl_rx_waitall(&rx, flags))
 		n = fl_compat_recvmsg_waitall(fd, msg, flags);
 	else
 		FL_RX_RETRY(rx, fd, flags, &start, libc_recvmsg(fd, msg, flags));
+	if (rx.on)
+		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
 	return n;
 }

@@ -202,3 +202,6 @@ void libc__Exit(int status)
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
+
+FL_LIBC(int, sigaction, (int sig, const struct sigaction *act, struct sigaction *old),
+	(sig, act, old), (SYS_rt_sigaction, sig, act, old, 8))

@@ -81,6 +81,7 @@ int libc_execvp(const char *file, char *const argv[]);
 int libc_execvpe(const char *file, char *const argv[], char *const envp[]);
 int libc_fexecve(int fd, char *const argv[], char *const envp[]);
 void libc__exit(int status) __attribute__((noreturn));
+int libc_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 void libc__Exit(int status) __attribute__((noreturn));
 
 #endif

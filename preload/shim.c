@@ -16,6 +16,7 @@
 #include "calls.h"
 #include "enroll.h"
 #include "libc.h"
+#include "signals.h"
 
 #define FL_EXPORT __attribute__((visibility("default")))
 
@@ -343,4 +344,14 @@ FL_EXPORT void _Exit(int status)
 {
 	fl_before_leaving();
 	libc__Exit(status);
+}
+
+FL_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return fl_sigaction(sig, act, old);
+}
+
+FL_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	return fl_signal(sig, handler);
 }

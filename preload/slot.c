@@ -113,6 +113,14 @@ void fl_slot_send_tcp(uint32_t slot, uint64_t gen, const char *why)
 		fl_debug("slot %u: %s; its bytes go over TCP from now on", slot, why);
 }
 
+void fl_slot_rcv_shut(uint32_t slot, uint64_t gen)
+{
+	struct fl_slot *s = fl_slot_at(slot);
+
+	if (s && FL_GEN(__atomic_load_n(&s->consumed, __ATOMIC_RELAXED)) == gen)
+		__atomic_fetch_or(&s->flags, FL_SLOT_RCV_SHUT, __ATOMIC_RELEASE);
+}
+
 void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget)
 {
 	struct fl_slot *s = fl_slot_at(slot);

@@ -36,6 +36,9 @@ void fl_slot_blind(uint32_t slot, uint64_t gen, const char *why);
  * has, e.g. MSG_ZEROCOPY completions). Order-safe: redirect -> TCP. */
 void fl_slot_send_tcp(uint32_t slot, uint64_t gen, const char *why);
 
+/* The owner shut down reading: its peer's bytes go over TCP from now on. */
+void fl_slot_rcv_shut(uint32_t slot, uint64_t gen);
+
 /* Sets the receive budget. */
 void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget);
 

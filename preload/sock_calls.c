@@ -54,9 +54,10 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!addr || (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return r;
 	if (r == 0 || saved == EINPROGRESS || saved == EINTR)
-		/* A new connection: whatever the number described before is gone
-		 * (its close may have bypassed the shim). */
-		fl_fd_clear(fd);
+		/* A new connection: whatever socket the number described before
+		 * is gone (its close may have bypassed the shim); the options set
+		 * on this one before connecting stay. */
+		fl_fd_forget_socket(fd);
 	if (r == 0)
 		fl_enroll(fd);
 	else if (saved == EINPROGRESS || saved == EINTR)
@@ -118,11 +119,20 @@ int fl_close(int fd, int (*real)(int))
 int fl_shutdown(int fd, int how)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
+	int r, saved;
 
-	/* What was written goes before the FIN, as in TCP. */
+	/* What was written goes before the FIN, as in TCP; writes after it
+	 * must reach the kernel, which fails them (tx.h, the verdict). */
 	if (fl_fd_state(e) == FL_FD_ENROLLED && e->tx && how != SHUT_RD)
-		fl_tx_flush_now(e->tx, fd);
-	return libc_shutdown(fd, how);
+		fl_tx_shutdown(e->tx, fd);
+	r = libc_shutdown(fd, how);
+	saved = errno;
+	/* A socket that stopped reading gets its peer's bytes over TCP, which
+	 * resets the connection when they arrive, as for any TCP socket. */
+	if (!r && how != SHUT_WR && fl_fd_state(e) == FL_FD_ENROLLED && fl_compat_on())
+		fl_slot_rcv_shut(e->slot, e->gen);
+	errno = saved;
+	return r;
 }
 
 FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
@@ -256,6 +266,14 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			/* The redirect path never completes a zero-copy send (trap 8). */
 			if (fl_fd_state(e) == FL_FD_ENROLLED)
 				fl_slot_send_tcp(e->slot, e->gen, "SO_ZEROCOPY set");
+		}
+	} else if (name == SO_PEEK_OFF && v >= 0 && fl_compat_on()) {
+		e = fl_fd_get(fd);
+		if (e) {
+			/* The redirect path ignores SO_PEEK_OFF: TCP honours it. */
+			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
+			if (fl_fd_state(e) == FL_FD_ENROLLED)
+				fl_slot_blind(e->slot, e->gen, "SO_PEEK_OFF set");
 		}
 	} else if (name == SO_RCVLOWAT && v > 1 && fl_compat_on()) {
 		e = fl_fd_get(fd);

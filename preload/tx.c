@@ -427,9 +427,14 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	}
 	/* The write that follows MSG_MORE ones sends them all, with itself. */
 	ends_more = !more && (tx->flags & FL_TXF_MORE);
-	hold = !(tx->flags & FL_TXF_THROUGH) && !ends_more && (more || (tx->flags & FL_TXF_CORK) ||
-	       (!(tx->flags & FL_TXF_NODELAY) && len < FL_LARGE_WRITE && len < cap / 2 &&
-		fl_tx_peer_busy(tx)));
+	/* Coalescing on our own initiative stops once another process may
+	 * write the socket too: its writes and that process's, ordered through
+	 * a pipe or shared memory, must reach the kernel in that order. What
+	 * the application asked to hold (TCP_CORK, MSG_MORE) is held anyway. */
+	hold = !(tx->flags & FL_TXF_THROUGH) && !ends_more &&
+	       (more || (tx->flags & FL_TXF_CORK) ||
+		(!tx->shared && !(tx->flags & FL_TXF_NODELAY) && len < FL_LARGE_WRITE &&
+		 len < cap / 2 && fl_tx_peer_busy(tx)));
 	if (!hold || tx->len + len > cap) {
 		/* Goes now: with what is buffered, in one call, in order. A batch
 		 * buffered through another fd number is checked to still be ours. */
@@ -541,6 +546,14 @@ void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
 }
 
 void fl_tx_set_through(struct fl_tx *tx, int fd)
+{
+	fl_tx_flush_now(tx, fd);
+	pthread_mutex_lock(&tx->lock);
+	tx->flags |= FL_TXF_THROUGH;
+	pthread_mutex_unlock(&tx->lock);
+}
+
+void fl_tx_shutdown(struct fl_tx *tx, int fd)
 {
 	fl_tx_flush_now(tx, fd);
 	pthread_mutex_lock(&tx->lock);

@@ -70,6 +70,10 @@ void fl_tx_flush_now(struct fl_tx *tx, int fd);
  * FILE from fdopen(), whose writes would overtake buffered bytes. */
 void fl_tx_set_through(struct fl_tx *tx, int fd);
 
+/* shutdown(SHUT_WR): flush, then every later write goes straight to the
+ * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. */
+void fl_tx_shutdown(struct fl_tx *tx, int fd);
+
 /* setsockopt hooks: TCP_NODELAY and TCP_CORK. */
 void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on);
 void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on);

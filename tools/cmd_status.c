@@ -54,6 +54,7 @@ static const struct fl_counter_name fl_pass_reasons[] = {
 	{ FL_STAT_PASS_FLOW_BYTES, "flow_control" },
 	{ FL_STAT_PASS_BLIND_BYTES, "peer_reads_unseen" },
 	{ FL_STAT_PASS_UNSUPPORTED_BYTES, "unsupported_feature" },
+	{ FL_STAT_PASS_SHUTDOWN_BYTES, "shut_down" },
 };
 
 static const struct fl_counter_name fl_fallbacks[] = {
