@@ -272,12 +272,26 @@ int fl_verdict(struct sk_msg_md *msg)
 		return fl_pass(me, FL_STAT_PASS_FLOW_BYTES, len);
 	}
 
+	/*
+	 * IMPORTANT: the bytes are counted as redirected, with a locked add (a
+	 * full barrier), before the last look at the peer's flags. A shim that
+	 * takes its socket off the fast path (unenroll, enroll.c) sets BLIND
+	 * with a locked or and then reads this counter: either it sees these
+	 * bytes, or this program sees BLIND. So no redirect can be in flight
+	 * towards a socket that leaves the sockhash.
+	 */
+	__sync_fetch_and_add(&me->redirected, len);
+	if (*(volatile __u32 *)&peer->flags & (FL_SLOT_BLIND | FL_SLOT_RCV_SHUT)) {
+		__sync_fetch_and_add(&me->redirected, -len);
+		return fl_pass(me, FL_STAT_PASS_BLIND_BYTES, len);
+	}
 	peer_key = st->peer;
-	if (bpf_msg_redirect_hash(msg, &fl_sockhash, &peer_key, BPF_F_INGRESS) != SK_PASS)
-		return fl_pass(me, 13, len);
+	if (bpf_msg_redirect_hash(msg, &fl_sockhash, &peer_key, BPF_F_INGRESS) != SK_PASS) {
+		__sync_fetch_and_add(&me->redirected, -len);
+		return fl_pass(me, FL_STAT_PASS_NO_PEER_BYTES, len);
+	}
 	me->dir = FL_DIR_REDIRECT;
 	me->dir_reason = 0;
-	me->redirected += len;
 	fl_count(FL_STAT_REDIRECTED_MSGS, 1);
 	fl_count(FL_STAT_REDIRECTED_BYTES, len);
 	return SK_PASS;

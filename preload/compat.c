@@ -14,6 +14,7 @@
 #include "config.h"
 #include "libc.h"
 #include "log.h"
+#include "rxq.h"
 #include "signals.h"
 #include "tcp_diag.h"
 #include "tx.h"
@@ -96,16 +97,19 @@ bool fl_compat_retry_eagain(int fd, int flags, struct fl_retry *r)
 		goto no;
 	if (!r->started)
 		fl_retry_init(r); /* late: a handler that ran in the first call is missed */
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len))
+		tv.tv_sec = tv.tv_usec = 0;
 	if (fl_sig_runs() != r->sigs) {
 		/* A handler ran: TCP would have returned EINTR, or restarted the
-		 * call if the handler has SA_RESTART. */
+		 * call if the handler has SA_RESTART - but never a call with a
+		 * receive timeout set (sock_intr_errno(), signal(7)). */
 		r->sigs = fl_sig_runs();
-		if (!fl_sig_last_restarts()) {
+		if (!fl_sig_last_restarts() || tv.tv_sec || tv.tv_usec) {
 			errno = EINTR;
 			return false;
 		}
 	}
-	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec)) {
+	if (tv.tv_sec || tv.tv_usec) {
 		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 		if (fl_now() - r->start >= timeo)
 			goto no; /* the receive timeout did expire: EAGAIN is right */
@@ -224,8 +228,11 @@ ssize_t fl_compat_recv_trunc(int fd, size_t len, int flags)
 	return (ssize_t)done;
 }
 
-ssize_t fl_compat_peek_waitall(int fd, void *buf, size_t len, int flags)
+ssize_t fl_compat_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, size_t len,
+			       int flags)
 {
+	struct fl_rxq *q = fl_rxq_get(slot, gen, true);
+	size_t want = len + (q && fl_rxq_peek_off(q) > 0 ? (size_t)fl_rxq_peek_off(q) : 0);
 	struct timeval tv = { 0, 0 };
 	socklen_t tl = sizeof(tv);
 	struct timespec nap = { 0, 1000000 };
@@ -238,7 +245,8 @@ ssize_t fl_compat_peek_waitall(int fd, void *buf, size_t len, int flags)
 	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl))
 		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 	for (;;) {
-		if (fl_compat_inq(fd, &have) == 0 && (size_t)have >= len)
+		if (fl_compat_inq(fd, &have) == 0 &&
+		    (size_t)have + (q ? fl_rxq_held(q) : 0) >= want)
 			break;
 		/* Nothing more will come once the peer stopped sending. */
 		if (libc_poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
@@ -254,6 +262,8 @@ ssize_t fl_compat_peek_waitall(int fd, void *buf, size_t len, int flags)
 		if (nanosleep(&nap, NULL) && errno == EINTR)
 			break; /* a signal: TCP returns what it has */
 	}
+	if (q)
+		return fl_rxq_peek(fd, q, buf, len, flags);
 	return libc_recv(fd, buf, len, (flags & ~MSG_WAITALL) | MSG_DONTWAIT);
 }
 
@@ -270,7 +280,8 @@ void fl_compat_after_reset(int fd, ssize_t r)
 
 /* ------------------------------------------------------------- splice */
 
-ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flags)
+ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
+			    unsigned int flags)
 {
 	char buf[FL_SPLICE_CHUNK];
 	int cap, used = 0, room, nonblock = flags & SPLICE_F_NONBLOCK, pfl;
@@ -305,7 +316,8 @@ ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flag
 	if (len > sizeof(buf))
 		len = sizeof(buf);
 	do
-		r = libc_recv(fd_in, buf, len, nonblock ? MSG_DONTWAIT : 0);
+		r = fl_rxq_active(q) ? fl_rxq_recv(fd_in, q, buf, len, nonblock ? MSG_DONTWAIT : 0) :
+				       libc_recv(fd_in, buf, len, nonblock ? MSG_DONTWAIT : 0);
 	while (r < 0 && errno == EAGAIN && !nonblock && fl_compat_retry_eagain(fd_in, 0, &start));
 	if (r <= 0)
 		return r;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -49,9 +50,11 @@ ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags);
  * discarding (and fails on a NULL buffer). Discards as TCP does. */
 ssize_t fl_compat_recv_trunc(int fd, size_t len, int flags);
 
-/* recv(MSG_PEEK|MSG_WAITALL): waits until len bytes are there (or EOF, an
- * error, a signal, the receive timeout), then peeks them. */
-ssize_t fl_compat_peek_waitall(int fd, void *buf, size_t len, int flags);
+/* recv(MSG_PEEK|MSG_WAITALL) on the socket of slot/gen: waits until len
+ * bytes are there (or EOF, an error, a signal, the receive timeout), then
+ * peeks them across both queues (rxq.h). */
+ssize_t fl_compat_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, size_t len,
+			       int flags);
 
 /* After a send or receive on an enrolled socket failed with ECONNRESET:
  * the redirect path leaves the error pending (every call reports it again
@@ -60,7 +63,9 @@ void fl_compat_after_reset(int fd, ssize_t r);
 
 /* splice(socket -> pipe) (trap 6): splice sees only TCP's queue. Reads the
  * socket (both queues, in order) and writes into the pipe what it can take. */
-ssize_t fl_compat_splice_in(int fd_in, int fd_out, size_t len, unsigned int flags);
+struct fl_rxq;
+ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
+			    unsigned int flags);
 
 /* close() of the last copy of a socket with redirected bytes unread (trap
  * 2): TCP would reset the connection; arranges for close() to do so. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/bpf.h>
 
@@ -237,5 +238,60 @@ int fl_enroll(int fd)
 	fl_ustat_add(FL_USTAT_ENROLLED, 1);
 	fl_debug("fd %d: enrolled (slot %u, port %u -> %u, budget %u)", fd, slot,
 		 st.key.local_port, st.key.remote_port, budget);
+	return 0;
+}
+
+int fl_unenroll(int fd, const char *why)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+	struct fl_slot_ref ref;
+	struct fl_slot *me, *peer = NULL;
+	struct fl_fd *e = fl_fd_peek(fd);
+	uint64_t sent = 0, consumed;
+	int redirected = 0, other, err;
+	struct fl_sk st;
+
+	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
+		return -ENOENT;
+	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ENROLLED))
+		return -ENOENT;
+	me = fl_slot_at(st.slot);
+	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
+		return -ENOENT;
+	/* Our sends go over TCP from now on, and the peer stops redirecting to
+	 * us. The locked or orders this store before the loads below; the
+	 * verdict counts its bytes with a locked add before it looks at BLIND. */
+	__atomic_fetch_or(&me->flags, FL_SLOT_BLIND | FL_SLOT_SEND_TCP, __ATOMIC_SEQ_CST);
+	if (!fl_bpf_map_lookup(fl_own_fd_get(&m->slot_index), &st.peer, &ref)) {
+		peer = fl_slot_at(ref.slot);
+		if (peer && __atomic_load_n(&peer->owner, __ATOMIC_ACQUIRE) != ref.owner)
+			peer = NULL;
+	}
+	if (peer)
+		sent = __atomic_load_n(&peer->tcp_sent, __ATOMIC_SEQ_CST) +
+		       __atomic_load_n(&peer->redirected, __ATOMIC_SEQ_CST);
+	consumed = __atomic_load_n(&me->consumed, __ATOMIC_SEQ_CST) & FL_CONSUMED_MASK;
+	/* Everything the peer sent must have been read: then nothing sits in
+	 * (or travels to) our redirected queue, and leaving the sockhash
+	 * loses nothing (trap 2). The kernel's count must agree. */
+	if ((peer && sent != consumed) || libc_ioctl(fd, FIONREAD, &redirected) || redirected) {
+		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
+		return -EBUSY;
+	}
+	/* Anything we buffered goes first (by redirect or TCP: both keep order). */
+	for (other = fl_fd_next_enrolled(0); other >= 0; other = fl_fd_next_enrolled(other + 1)) {
+		struct fl_fd *oe = fl_fd_peek(other);
+
+		if (oe->slot == st.slot && oe->gen == e->gen)
+			fl_fd_forget_socket(other);
+	}
+	err = fl_bpf_map_delete(fl_own_fd_get(&m->sockhash), &st.key);
+	if (err && err != -ENOENT)
+		return err;
+	st.flags &= ~FL_SK_ENROLLED;
+	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
+	fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
+	fl_slot_free(st.slot, st.cookie);
+	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);
 	return 0;
 }

@@ -22,6 +22,17 @@ int fl_enroll(int fd);
  * enrolled before: its reads are counted again. 0 or -errno. */
 int fl_enroll_adopt(int fd);
 
+/*
+ * Takes an enrolled socket off the fast path for good, so that the kernel's
+ * own TCP handles it (a feature the redirect path lacks was asked for). Safe
+ * only when nothing redirected to it is unread or in flight: its peer is
+ * told first (BLIND), and then everything the peer ever sent must have been
+ * read (docs/design.md, section 4). Returns 0 when done, -EBUSY when bytes
+ * are still to be read (the caller tries again later), or -errno. The
+ * socket's own sends go over TCP from the first call on.
+ */
+int fl_unenroll(int fd, const char *why);
+
 /* True for an AF_INET/AF_INET6 SOCK_STREAM TCP socket (MPTCP excluded). */
 int fl_is_tcp_socket(int fd);
 

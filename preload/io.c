@@ -32,15 +32,19 @@
 #include "libc.h"
 #include "maps.h"
 #include "compat.h"
+#include "enroll.h"
+#include "rxq.h"
 #include "slot.h"
 #include "throttle.h"
 #include "tx.h"
 
-/* What a read credits its bytes to, captured before the call. */
+/* What a read credits its bytes to, captured before the call, and the
+ * socket's early-taken bytes or emulated peek offset, if any (rxq.h). */
 struct fl_rx {
 	uint32_t slot;
 	uint64_t gen;
 	bool on;
+	struct fl_rxq *q;
 };
 
 /* A non-blocking connect() finished: enroll before the first read or write. */
@@ -88,6 +92,9 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 	rx->on = e != NULL;
 	rx->slot = e ? e->slot : 0;
 	rx->gen = e ? e->gen : 0;
+	rx->q = e ? fl_rxq_get(rx->slot, rx->gen, false) : NULL;
+	if (!fl_rxq_active(rx->q))
+		rx->q = NULL;
 }
 
 static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
@@ -146,7 +153,11 @@ ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 {
 	struct fl_fd *e = fl_tx_begin(fd, len, flags);
 	struct iovec v = { (void *)buf, len };
-	struct fl_tx *tx = fl_batching(e);
+	struct fl_tx *tx;
+
+	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
+		e = NULL;
+	tx = fl_batching(e);
 
 	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
 				   libc_send(fd, buf, len, flags));
@@ -168,7 +179,12 @@ ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct fl_fd *e = fl_tx_begin(fd, msg ? fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen) : 0,
 				      flags);
-	struct fl_tx *tx = fl_batching(e);
+	struct fl_tx *tx;
+
+	/* A zero-copy send wants TCP's own path (SO_ZEROCOPY, sock_calls.c). */
+	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
+		e = NULL;
+	tx = fl_batching(e);
 
 	return fl_tx_done(e, fd, tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
 							 (int)msg->msg_iovlen, flags, msg) :
@@ -216,7 +232,7 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 	if (rx.on && !off_in && fl_compat_on()) {
 		/* splice() from a socket reads only TCP's queue, never the
 		 * redirected one (trap 6): read it ourselves, in order. */
-		n = fl_compat_splice_in(fd_in, fd_out, len, flags);
+		n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
 		if (n > 0)
 			fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
 		fl_rx_end(&rx, n, 0);
@@ -266,7 +282,12 @@ static inline bool fl_rx_special(const struct fl_rx *rx, int fd, void *buf, size
 	}
 	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
 	    !(flags & (MSG_DONTWAIT | MSG_TRUNC)) && buf) {
-		*n = fl_compat_peek_waitall(fd, buf, len, flags);
+		*n = fl_compat_peek_waitall(fd, rx->slot, rx->gen, buf, len, flags);
+		return true;
+	}
+	if (rx->q && buf) {
+		/* Bytes taken out early, or an emulated peek offset (rxq.h). */
+		*n = fl_rxq_recv(fd, rx->q, buf, len, flags);
 		return true;
 	}
 	return false;
@@ -279,7 +300,10 @@ ssize_t fl_read(int fd, void *buf, size_t len)
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
+	if (rx.q)
+		n = fl_rxq_recv(fd, rx.q, buf, len, 0);
+	else
+		FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
 	if (rx.on)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, 0);
@@ -293,7 +317,10 @@ ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	FL_RX_RETRY(rx, fd, 0, &start, libc_readv(fd, iov, iovcnt));
+	if (rx.q && iovcnt > 0)
+		n = fl_rxq_recv(fd, rx.q, iov[0].iov_base, iov[0].iov_len, 0); /* a short read */
+	else
+		FL_RX_RETRY(rx, fd, 0, &start, libc_readv(fd, iov, iovcnt));
 	fl_rx_end(&rx, n, 0);
 	return n;
 }
@@ -330,7 +357,7 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	if (msg && msg->msg_iovlen == 1 &&
+	if (msg && msg->msg_iovlen >= 1 && (msg->msg_iovlen == 1 || rx.q) &&
 	    fl_rx_special(&rx, fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags, &n))
 		;
 	else if (msg && fl_rx_waitall(&rx, flags))
@@ -367,15 +394,42 @@ ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 	return fl_recvfrom(fd, buf, len, flags, addr, alen);
 }
 
-/* FIONREAD/SIOCINQ count both queues of an enrolled socket (trap 7). */
+/* FIONREAD/SIOCINQ count both queues of an enrolled socket (trap 7), and
+ * the bytes the shim took out early. */
 int fl_ioctl(int fd, unsigned long req, void *arg)
 {
+	struct fl_rxq *q;
 	struct fl_fd *e;
+	int r;
 
 	if ((req == FIONREAD || req == SIOCINQ) && arg && fl_compat_on()) {
 		e = fl_fd_peek(fd);
-		if (fl_fd_state(e) == FL_FD_ENROLLED)
-			return fl_compat_inq(fd, (int *)arg);
+		if (fl_fd_state(e) == FL_FD_ENROLLED) {
+			r = fl_compat_inq(fd, (int *)arg);
+			q = fl_rxq_get(e->slot, e->gen, false);
+			if (!r && q)
+				*(int *)arg += (int)fl_rxq_held(q);
+			return r;
+		}
 	}
 	return libc_ioctl(fd, req, arg);
+}
+
+/* SO_PEEK_OFF of an enrolled socket is the shim's (rxq.h). */
+int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	struct fl_rxq *q;
+	struct fl_fd *e;
+
+	if (level == SOL_SOCKET && name == SO_PEEK_OFF && val && len && *len >= sizeof(int) &&
+	    fl_compat_on()) {
+		e = fl_fd_peek(fd);
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_rxq_get(e->slot, e->gen, false) : NULL;
+		if (q) {
+			*(int *)val = fl_rxq_peek_off(q);
+			*len = sizeof(int);
+			return 0;
+		}
+	}
+	return libc_getsockopt(fd, level, name, val, len);
 }

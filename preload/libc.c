@@ -54,6 +54,8 @@ FL_LIBC(int, accept4, (int fd, struct sockaddr *addr, socklen_t *len, int flags)
 FL_LIBC(int, close, (int fd), (fd), (SYS_close, fd))
 FL_LIBC(int, setsockopt, (int fd, int level, int name, const void *val, socklen_t len),
 	(fd, level, name, val, len), (SYS_setsockopt, fd, level, name, val, len))
+FL_LIBC(int, getsockopt, (int fd, int level, int name, void *val, socklen_t *len),
+	(fd, level, name, val, len), (SYS_getsockopt, fd, level, name, val, len))
 FL_LIBC(ssize_t, send, (int fd, const void *buf, size_t len, int flags), (fd, buf, len, flags),
 	(SYS_sendto, fd, buf, len, flags, NULL, 0))
 FL_LIBC(ssize_t, sendto,

@@ -20,6 +20,7 @@ int libc_accept(int fd, struct sockaddr *addr, socklen_t *len);
 int libc_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int libc_close(int fd);
 int libc_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+int libc_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 ssize_t libc_send(int fd, const void *buf, size_t len, int flags);
 ssize_t libc_sendto(int fd, const void *buf, size_t len, int flags,
 		    const struct sockaddr *addr, socklen_t alen);

@@ -123,6 +123,11 @@ FL_EXPORT int ioctl(int fd, unsigned long req, ...)
 	return fl_ioctl(fd, req, arg);
 }
 
+FL_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	return fl_getsockopt(fd, level, name, val, len);
+}
+
 FL_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	return fl_setsockopt(fd, level, name, val, len);

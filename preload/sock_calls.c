@@ -22,6 +22,7 @@
 #include "libc.h"
 #include "local_addr.h"
 #include "own_fds.h"
+#include "rxq.h"
 #include "slot.h"
 #include "tx.h"
 
@@ -229,9 +230,30 @@ int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *))
 
 int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	int r = libc_setsockopt(fd, level, name, val, len), saved = errno, v = 0, rcvbuf = 0;
+	int r, saved, v = 0, rcvbuf = 0;
 	socklen_t olen = sizeof(rcvbuf);
+	struct fl_rxq *q;
 	struct fl_fd *e;
+
+	if (level == SOL_SOCKET && name == SO_PEEK_OFF && val && len >= (socklen_t)sizeof(int) &&
+	    fl_compat_on()) {
+		e = fl_fd_get(fd);
+		if (fl_fd_state(e) == FL_FD_ENROLLED) {
+			/* The redirect path ignores SO_PEEK_OFF: the shim keeps
+			 * it (rxq.h), and the kernel must not apply it as well. */
+			q = fl_rxq_get(e->slot, e->gen, true);
+			if (q) {
+				memcpy(&v, val, sizeof(v));
+				fl_rxq_set_peek_off(q, v);
+				return 0;
+			}
+		} else if (e) {
+			/* Not enrolled yet: such a socket stays on TCP (enroll.c). */
+			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
+		}
+	}
+	r = libc_setsockopt(fd, level, name, val, len);
+	saved = errno;
 
 	if (r || !val || len < (socklen_t)sizeof(int))
 		return r;
@@ -263,25 +285,21 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		e = fl_fd_get(fd);
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_ZEROCOPY, __ATOMIC_RELAXED);
-			/* The redirect path never completes a zero-copy send (trap 8). */
+			/* The redirect path never completes a zero-copy send (trap
+			 * 8), and a socket in the sockhash numbers them its own way:
+			 * only TCP's own path is right. Retried at each MSG_ZEROCOPY
+			 * send until the socket's bytes have been read (io.c). */
 			if (fl_fd_state(e) == FL_FD_ENROLLED)
-				fl_slot_send_tcp(e->slot, e->gen, "SO_ZEROCOPY set");
-		}
-	} else if (name == SO_PEEK_OFF && v >= 0 && fl_compat_on()) {
-		e = fl_fd_get(fd);
-		if (e) {
-			/* The redirect path ignores SO_PEEK_OFF: TCP honours it. */
-			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
-			if (fl_fd_state(e) == FL_FD_ENROLLED)
-				fl_slot_blind(e->slot, e->gen, "SO_PEEK_OFF set");
+				fl_unenroll(fd, "SO_ZEROCOPY set");
 		}
 	} else if (name == SO_RCVLOWAT && v > 1 && fl_compat_on()) {
 		e = fl_fd_get(fd);
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
-			/* The redirect path ignores SO_RCVLOWAT (trap 8): from now on
-			 * the peer's bytes must come over TCP, which honours it. */
-			if (fl_fd_state(e) == FL_FD_ENROLLED)
+			/* The redirect path ignores SO_RCVLOWAT (trap 8): the socket
+			 * leaves the fast path if nothing is queued; otherwise the
+			 * peer's bytes come over TCP, which honours it, from now on. */
+			if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
 				fl_slot_blind(e->slot, e->gen, "SO_RCVLOWAT set");
 		}
 	}

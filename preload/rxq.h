@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * rxq.h - bytes the shim took out of an enrolled socket before the
+ * application asked for them, and the emulated SO_PEEK_OFF.
+ *
+ * An enrolled socket can hold bytes in two queues: the redirected one,
+ * always older, and TCP's (after a flow-control fallback). The kernel lets
+ * a peek see only the first. To peek across both, the shim moves the
+ * redirected part into this per-socket buffer; from then on every read of
+ * the socket through the shim is served from it first, in order. The
+ * redirect path also ignores SO_PEEK_OFF; the shim keeps the offset itself.
+ * Nothing here exists for a socket that never needs it: the read path pays
+ * one table load.
+ */
+#ifndef FL_RXQ_H
+#define FL_RXQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct fl_rxq;
+
+/* The state of the socket in slot/gen, or NULL (create: make one). */
+struct fl_rxq *fl_rxq_get(uint32_t slot, uint64_t gen, bool create);
+
+/* True if reads must go through fl_rxq_recv (bytes held, or SO_PEEK_OFF). */
+bool fl_rxq_active(const struct fl_rxq *q);
+
+/* Bytes held. */
+size_t fl_rxq_held(struct fl_rxq *q);
+
+/* recv()/read() of the socket: from the held bytes first, then the kernel.
+ * Handles MSG_PEEK (with the emulated offset) and MSG_WAITALL. */
+ssize_t fl_rxq_recv(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
+
+/* Peek len bytes from the head of what is unread (held bytes, then both
+ * kernel queues), moving redirected bytes into q if the kernel's peek cannot
+ * reach TCP's queue behind them. */
+ssize_t fl_rxq_peek(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
+
+/* SO_PEEK_OFF, emulated: set (v < 0 disables) and read back. */
+void fl_rxq_set_peek_off(struct fl_rxq *q, int v);
+int fl_rxq_peek_off(struct fl_rxq *q);
+
+#endif
