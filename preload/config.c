@@ -9,8 +9,9 @@
 
 #include "fastlocal.h"
 
-/* Written once under fl_config_once, read-only afterwards. */
-static struct fl_config fl_cfg;
+/* Written once under fl_config_once, read-only afterwards (config.h). */
+struct fl_config fl_cfg;
+int fl_config_ready;
 static pthread_once_t fl_config_once = PTHREAD_ONCE_INIT;
 
 static int fl_parse_level(const char *v)
@@ -55,9 +56,10 @@ static void fl_config_read(void)
 	fl_cfg.log_level = fl_parse_level(getenv("FASTLOCAL_LOG"));
 	snprintf(fl_cfg.pin_dir, sizeof(fl_cfg.pin_dir), "%s",
 		 pin && pin[0] == '/' ? pin : FL_DEFAULT_PIN_DIR);
+	__atomic_store_n(&fl_config_ready, 1, __ATOMIC_RELEASE);
 }
 
-const struct fl_config *fl_config(void)
+const struct fl_config *fl_config_slow(void)
 {
 	pthread_once(&fl_config_once, fl_config_read);
 	return &fl_cfg;

@@ -16,8 +16,23 @@ struct fl_config {
 	char pin_dir[256];
 };
 
-/* The configuration, read on first use (pthread_once) and never changed
- * afterwards, so callers may keep the pointer. */
-const struct fl_config *fl_config(void);
+/* Owned by config.c: written once by fl_config_slow() under its
+ * pthread_once, then fl_config_ready is set (release) and nothing changes
+ * again; readers that see fl_config_ready (acquire) need no lock. */
+extern struct fl_config fl_cfg;
+extern int fl_config_ready;
+
+const struct fl_config *fl_config_slow(void);
+
+/* The configuration, read on first use and never changed afterwards, so
+ * callers may keep the pointer. IMPORTANT: inline, because the write path
+ * asks for it on every call; pthread_once through the PLT cost 5% of a
+ * 64-byte write. */
+static inline const struct fl_config *fl_config(void)
+{
+	if (__builtin_expect(__atomic_load_n(&fl_config_ready, __ATOMIC_ACQUIRE), 1))
+		return &fl_cfg;
+	return fl_config_slow();
+}
 
 #endif

@@ -136,12 +136,6 @@ bool fl_tx_last_copy(struct fl_tx *tx)
 	return __atomic_load_n(&tx->refs, __ATOMIC_ACQUIRE) == 1 && !tx->shared;
 }
 
-bool fl_tx_batching(const struct fl_tx *tx)
-{
-	(void)tx;
-	return fl_config()->batch;
-}
-
 void fl_tx_hold(struct fl_tx *tx)
 {
 	__atomic_fetch_add(&tx->refs, 1, __ATOMIC_ACQ_REL);

@@ -32,6 +32,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "config.h"
+
 struct fl_tx;
 
 /* A transmit state for a newly enrolled socket (slot/gen identify it, cookie
@@ -43,8 +45,12 @@ struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
  * no fork since it was enrolled (so its close() is the socket's close). */
 bool fl_tx_last_copy(struct fl_tx *tx);
 
-/* True unless batching is off for the process. */
-bool fl_tx_batching(const struct fl_tx *tx);
+/* True unless batching is off for the process (inline: every write asks). */
+static inline bool fl_tx_batching(const struct fl_tx *tx)
+{
+	(void)tx;
+	return fl_config()->batch;
+}
 
 /* One more / one less fd of this process refers to tx (dup, close). Every
  * release first pushes the buffer into the kernel (waiting for room if
