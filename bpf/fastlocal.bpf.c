@@ -139,6 +139,17 @@ static __always_inline void fl_release(struct bpf_sock_ops *skops)
 	if (!sk)
 		return;
 	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
+	if (st && (st->flags & FL_SK_OFF)) {
+		/* Left on TCP by the configuration: its bytes are counted now,
+		 * from the kernel's own count (the verdict never saw them). */
+		struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+		st->flags &= ~FL_SK_OFF;
+		if (tp) {
+			fl_count(FL_STAT_PASS_CONFIG_BYTES, tp->bytes_sent);
+			fl_count(FL_STAT_PASSED_BYTES, tp->bytes_sent);
+		}
+	}
 	if (!st || !(st->flags & FL_SK_ENROLLED))
 		return;
 	ref = bpf_map_lookup_elem(&fl_slot_index, &st->key);

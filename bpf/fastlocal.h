@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 3
+#define FL_ABI_VERSION 4
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -78,6 +78,9 @@ struct fl_sk {
 #define FL_SK_ISN      (1u << 0) /* snd_isn/rcv_isn recorded at establishment */
 #define FL_SK_ENROLLED (1u << 1) /* key/peer/slot/cookie valid; in the sockhash */
 #define FL_SK_ACTIVE   (1u << 2) /* this end called connect() */
+/* The shim left this connection on TCP because the configuration says so
+ * (FASTLOCAL=0): sockops counts its TCP bytes when it closes. */
+#define FL_SK_OFF      (1u << 3)
 
 /*
  * struct fl_slot - one enrolled socket's live counters, in the mmap-able
@@ -127,11 +130,16 @@ enum fl_dir {
 	FL_DIR_REDIRECT = 1, /* messages go straight to the peer's queue */
 };
 
-/* Value of fl_slot_index: where the socket with that key keeps its slot. */
+/* Value of fl_slot_index: where the socket with that key keeps its slot,
+ * and who enrolled it (for "fastlocal conns"; the programs ignore those). */
 struct fl_slot_ref {
 	__u32 slot;
+	__u32 pid;          /* the process that enrolled it */
+	__u64 owner;        /* the socket cookie, to detect a slot reused since */
+	__u64 enrolled_ns;  /* CLOCK_REALTIME at enrollment */
+	char comm[16];      /* that process's name then (PR_GET_NAME) */
+	__u32 sk_flags;     /* FL_SK_ACTIVE if this end called connect() */
 	__u32 pad;
-	__u64 owner; /* the socket cookie, to detect a slot reused since */
 };
 
 /*
@@ -156,6 +164,8 @@ enum fl_stat {
 	FL_STAT_SLOTS_FREED = 12,            /* sockops: slots released at close */
 	FL_STAT_PASS_UNSUPPORTED_BYTES = 13, /* sender uses a feature only TCP has */
 	FL_STAT_PASS_SHUTDOWN_BYTES = 14,    /* sender or receiver shut down that direction */
+	FL_STAT_PASS_CONFIG_BYTES = 15,      /* sockops, at close: bytes of connections the
+					      * configuration left on TCP (FL_SK_OFF) */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64
@@ -183,6 +193,17 @@ enum fl_ustat {
 	FL_USTAT_BLIND = 11,            /* sockets marked blind after enrollment */
 	FL_USTAT_THROTTLED = 12,        /* writes that waited for the reader */
 	FL_USTAT_SPLICE_EMULATED = 13,  /* bytes splice()d out of an enrolled socket by the shim */
+	/* Batching (tx.c): flushes of buffered bytes, by what triggered them */
+	FL_USTAT_FLUSH_FULL = 14,        /* the buffer reached the flush size */
+	FL_USTAT_FLUSH_READER_IDLE = 15, /* the reader had caught up */
+	FL_USTAT_FLUSH_WAIT = 16,        /* the process was about to wait (read, poll, ...) */
+	FL_USTAT_FLUSH_CLOSE = 17,       /* close, shutdown, exit, exec, fork */
+	FL_USTAT_FLUSH_TIMER = 18,       /* the flusher thread, after the bounded delay */
+	FL_USTAT_FLUSH_OPTION = 19,      /* TCP_NODELAY set, TCP_CORK cleared, MSG_MORE ended */
+	FL_USTAT_FLUSH_WRITE = 20,       /* a write that could not wait took them along */
+	FL_USTAT_BATCH_BYTES = 21,       /* bytes those flushes handed to the kernel */
+	FL_USTAT_BATCH_WRITES = 22,      /* application writes those bytes came from */
+	FL_USTAT_UNENROLLED = 23,        /* sockets that left the fast path (SO_RCVLOWAT, ...) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64
@@ -198,9 +219,13 @@ struct fl_ustats {
  */
 struct fl_meta {
 	__u32 abi_version;
-	__u32 pad;
+	__u32 features;     /* FL_META_*: what "fastlocal load" probed */
 	__u64 object_hash;
 	__u64 loaded_at_unix;
 };
+/* Probed once at load, before sockops is attached: the probe makes a
+ * loopback connection that would otherwise show in the counters. */
+#define FL_META_FIONREAD_PROBED (1u << 0) /* the FIONREAD probe gave an answer */
+#define FL_META_FIONREAD_FIX    (1u << 1) /* ... and the kernel counts both queues */
 
 #endif /* FASTLOCAL_H */

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/bpf.h>
@@ -92,6 +95,38 @@ static enum fl_ustat fl_insert_counter(int err)
 	}
 }
 
+/*
+ * A connection the configuration keeps on TCP: flagged in its socket
+ * storage, so that sockops counts its bytes when it closes ("switched off"
+ * in fastlocal status). Costs two map calls, on connect/accept only.
+ */
+static void fl_mark_off(int fd)
+{
+	const struct fl_maps *m = fl_maps();
+	struct fl_sk st;
+
+	if (!m || !fl_is_tcp_socket(fd))
+		return;
+	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ISN) ||
+	    (st.flags & (FL_SK_ENROLLED | FL_SK_OFF)))
+		return;
+	st.flags |= FL_SK_OFF;
+	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
+}
+
+/* Who enrolls: for "fastlocal conns" (fl_slot_ref). */
+static void fl_ref_fill_owner(struct fl_slot_ref *ref)
+{
+	struct timespec ts;
+
+	ref->pid = (uint32_t)getpid();
+	if (!clock_gettime(CLOCK_REALTIME, &ts))
+		ref->enrolled_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (prctl(PR_GET_NAME, ref->comm, 0, 0, 0))
+		ref->comm[0] = 0;
+	ref->comm[sizeof(ref->comm) - 1] = 0;
+}
+
 /* Records fd as enrolled in slot/gen in the fd table, with a send buffer. */
 static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 {
@@ -144,7 +179,7 @@ int fl_enroll(int fd)
 	int lowat = 1, rcvbuf = 0, slot, err, map_fd;
 
 	if (!fl_config()->enabled) {
-		fl_maps(); /* only to count it */
+		fl_mark_off(fd);
 		return fl_fallback(fd, -ECANCELED, FL_USTAT_FB_DISABLED, "FASTLOCAL=0");
 	}
 	if (!fl_is_tcp_socket(fd))
@@ -206,9 +241,11 @@ int fl_enroll(int fd)
 		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
 	st.slot = (uint32_t)slot;
 	st.cookie = cookie;
-	st.flags |= FL_SK_ENROLLED;
+	st.flags = (st.flags | FL_SK_ENROLLED) & ~FL_SK_OFF;
 	ref.slot = (uint32_t)slot;
 	ref.owner = cookie;
+	fl_ref_fill_owner(&ref);
+	ref.sk_flags = st.flags & FL_SK_ACTIVE;
 
 	/* Identity first, then the index the peer finds us by, then the
 	 * sockhash: nothing redirects to us before our counters exist. */
@@ -292,6 +329,7 @@ int fl_unenroll(int fd, const char *why)
 	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
 	fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
 	fl_slot_free(st.slot, st.cookie);
+	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
 	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);
 	return 0;
 }

@@ -216,7 +216,7 @@ ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int larg
 	struct fl_tx *tx = fl_batching(e);
 
 	if (tx)
-		fl_tx_flush_now(tx, out_fd); /* the file's bytes go after the buffer's */
+		fl_tx_flush_now(tx, out_fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
 	return large ? libc_sendfile64(out_fd, in_fd, offset, count) :
 		       libc_sendfile(out_fd, in_fd, offset, count);
 }
@@ -242,7 +242,7 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
 	e = fl_tx_begin(fd_out, len, 0);
 	if (fl_batching(e))
-		fl_tx_flush_now(e->tx, fd_out); /* the pipe's bytes go after the buffer's */
+		fl_tx_flush_now(e->tx, fd_out, FL_USTAT_FLUSH_WRITE); /* the pipe's bytes go after the buffer's */
 	n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
 	fl_rx_end(&rx, n, 0);
 	return n;

@@ -44,6 +44,7 @@ struct fl_tx {
 	uint8_t *buf;           /* fl_config()->flush_bytes */
 	int refs;               /* atomic: fds of this process that name it */
 	int shared;             /* another process may hold it too (it forked) */
+	uint32_t writes;        /* application writes in the buffer (for the stats) */
 	uint32_t checked_len;   /* len when the peer was last looked at */
 	bool peer_busy;         /* what it looked like then */
 	int listed;             /* on fl_pending (guarded by fl_pending_lock) */
@@ -213,20 +214,33 @@ static bool fl_may_block(int fd, int flags)
 	return fl >= 0 && !(fl & O_NONBLOCK);
 }
 
+/* One flush of buffered bytes, for "fastlocal status": why, and how big. */
+static void fl_tx_count(struct fl_tx *tx, enum fl_ustat why, size_t bytes)
+{
+	fl_ustat_add(why, 1);
+	fl_ustat_add(FL_USTAT_BATCH_BYTES, bytes);
+	fl_ustat_add(FL_USTAT_BATCH_WRITES, tx->writes);
+	tx->writes = 0;
+}
+
 /*
  * Sends the buffer through fd. block: wait for room as a blocking send does;
  * else MSG_DONTWAIT. Returns 0 when the buffer is empty, -EAGAIN when bytes
  * remain, another -errno when it failed (the buffer is then dropped and the
  * error kept for the application). Called with tx->lock held.
  */
-static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block)
+static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
 {
+	size_t sent = 0;
+	int r = 0;
+
 	while (tx->len) {
 		ssize_t n = libc_send(fd, tx->buf, tx->len,
 				      MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT));
 
 		if (n > 0) {
 			fl_tx_advance(tx, (size_t)n);
+			sent += (size_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -234,12 +248,16 @@ static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if (block && fl_may_block(fd, 0))
 				continue; /* SO_SNDTIMEO expired: try again */
-			return -EAGAIN;
+			r = -EAGAIN;
+			break;
 		}
 		fl_tx_fail(tx, n < 0 ? errno : EPIPE);
-		return -tx->err;
+		r = -tx->err;
+		break;
 	}
-	return 0;
+	if (sent)
+		fl_tx_count(tx, why, sent);
+	return r;
 }
 
 static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
@@ -257,14 +275,14 @@ static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
  * throttle (a reader a budget behind is waited for), then the flush;
  * waiting for room only if the caller may block and wait says so.
  */
-static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait)
+static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait, enum fl_ustat why)
 {
 	if (fl_throttle(fd, tx->slot, tx->len, flags) < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		return 0;
 	}
-	return fl_tx_flush_locked(tx, fd, wait && fl_may_block(fd, flags));
+	return fl_tx_flush_locked(tx, fd, wait && fl_may_block(fd, flags), why);
 }
 
 /* Appends up to room bytes of the iovec. */
@@ -279,6 +297,8 @@ static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt
 		memcpy(tx->buf + tx->len + done, iov[i].iov_base, n);
 		done += n;
 	}
+	if (done)
+		tx->writes++;
 	if (done && !tx->len) {
 		tx->len = (uint32_t)done;
 		tx->checked_len = 0;
@@ -295,7 +315,7 @@ static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt
  * Returns what the application's call returns.
  */
 static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
-			     int flags, const struct msghdr *msg)
+			     int flags, const struct msghdr *msg, enum fl_ustat why)
 {
 	struct iovec v[FL_THROUGH_IOV + 1];
 	struct msghdr m = { 0 };
@@ -315,7 +335,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 		goto direct;
 	if (iovcnt > FL_THROUGH_IOV) {
 		/* Rare: flush first, then the application's call as it is. */
-		if (fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags)))
+		if (fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags), why))
 			return tx->len ? (errno = EAGAIN, -1) : (errno = tx->err, tx->err = 0, -1);
 		goto direct;
 	}
@@ -335,6 +355,10 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 		errno = tx->err;
 		tx->err = 0;
 		return -1;
+	}
+	if (n > 0) {
+		tx->writes++; /* this write went along */
+		fl_tx_count(tx, why, (size_t)n);
 	}
 	if ((size_t)n < pending) {
 		fl_tx_advance(tx, (size_t)n);
@@ -412,7 +436,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	 * zero-copy and addressed sends are not ours to hold. */
 	if ((flags & (MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
 	    (msg && (msg->msg_name || msg->msg_controllen))) {
-		r = fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags));
+		r = fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags), FL_USTAT_FLUSH_WRITE);
 		tx->err = 0; /* reported right here */
 		pthread_mutex_unlock(&tx->lock);
 		if (r)
@@ -437,13 +461,20 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 			tx->err = 0;
 		}
 		if (!hold || len >= FL_LARGE_WRITE || len >= cap / 2) {
+			/* Why the buffer goes: the reader is idle (the only
+			 * reason left when nothing else forbids holding). */
+			enum fl_ustat why = ends_more ? FL_USTAT_FLUSH_OPTION :
+				hold || more || (tx->flags & (FL_TXF_THROUGH | FL_TXF_CORK | FL_TXF_NODELAY)) ||
+				tx->shared || len >= FL_LARGE_WRITE || len >= cap / 2 ?
+				FL_USTAT_FLUSH_WRITE : FL_USTAT_FLUSH_READER_IDLE;
+
 			tx->flags &= ~FL_TXF_MORE;
-			r = fl_tx_through(tx, fd, iov, iovcnt, flags & ~MSG_MORE, msg);
+			r = fl_tx_through(tx, fd, iov, iovcnt, flags & ~MSG_MORE, msg, why);
 			pthread_mutex_unlock(&tx->lock);
 			return r;
 		}
 		/* Held, but the buffer is full: make room first. */
-		r = fl_tx_push(tx, fd, flags, true);
+		r = fl_tx_push(tx, fd, flags, true, FL_USTAT_FLUSH_FULL);
 		if (r && r != -EAGAIN) {
 			errno = tx->err;
 			tx->err = 0;
@@ -470,7 +501,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	}
 	/* A full buffer goes now (the reader gets a big batch). */
 	if (tx->len >= cap && !(tx->flags & FL_TXF_CORK))
-		fl_tx_push(tx, fd, flags, false);
+		fl_tx_push(tx, fd, flags, false, FL_USTAT_FLUSH_FULL);
 	pthread_mutex_unlock(&tx->lock);
 	return (ssize_t)took;
 }
@@ -485,7 +516,8 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	pthread_mutex_lock(&tx->lock);
 	if (tx->len && !fl_tx_fd_ok(tx, fd))
 		fl_tx_fail(tx, EBADF);
-	while (tx->len && fl_tx_flush_locked(tx, fd, false) == -EAGAIN && tries++ < 600) {
+	while (tx->len && fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE) == -EAGAIN &&
+	       tries++ < 600) {
 		pthread_mutex_unlock(&tx->lock);
 		poll(&p, 1, 100); /* at most a minute for a reader that stopped */
 		pthread_mutex_lock(&tx->lock);
@@ -515,11 +547,11 @@ void fl_tx_release(struct fl_tx *tx, int fd)
 
 /* ------------------------------------------------------------- flushes */
 
-void fl_tx_flush_now(struct fl_tx *tx, int fd)
+void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why)
 {
 	pthread_mutex_lock(&tx->lock);
 	if (tx->len && fl_tx_fd_ok(tx, fd))
-		fl_tx_flush_locked(tx, fd, fl_may_block(fd, 0));
+		fl_tx_flush_locked(tx, fd, fl_may_block(fd, 0), why);
 	else if (tx->len)
 		fl_tx_fail(tx, EBADF);
 	tx->flags &= ~FL_TXF_MORE;
@@ -536,12 +568,12 @@ void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
 	pthread_mutex_unlock(&tx->lock);
 	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
 	if (on)
-		fl_tx_flush_now(tx, fd);
+		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_OPTION);
 }
 
 void fl_tx_set_through(struct fl_tx *tx, int fd)
 {
-	fl_tx_flush_now(tx, fd);
+	fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_WRITE);
 	pthread_mutex_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
 	pthread_mutex_unlock(&tx->lock);
@@ -549,7 +581,7 @@ void fl_tx_set_through(struct fl_tx *tx, int fd)
 
 void fl_tx_shutdown(struct fl_tx *tx, int fd)
 {
-	fl_tx_flush_now(tx, fd);
+	fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_CLOSE);
 	pthread_mutex_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
 	pthread_mutex_unlock(&tx->lock);
@@ -564,7 +596,7 @@ void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on)
 		tx->flags &= ~FL_TXF_CORK;
 	pthread_mutex_unlock(&tx->lock);
 	if (!on)
-		fl_tx_flush_now(tx, fd); /* uncorking sends */
+		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
 }
 
 /*
@@ -597,7 +629,8 @@ static int fl_tx_snapshot(struct fl_tx **out, int max)
 }
 
 /* Flushes one socket without blocking, if nobody else holds it. */
-static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_t *next)
+static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_t *next,
+			    enum fl_ustat why)
 {
 	int64_t due;
 
@@ -611,7 +644,8 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 			due_only = true;
 		if (!due_only || now >= due) {
 			if (fl_tx_fd_ok(tx, tx->fd))
-				fl_tx_flush_locked(tx, tx->fd, false);
+				fl_tx_flush_locked(tx, tx->fd, false,
+						   due_only ? FL_USTAT_FLUSH_TIMER : why);
 			else
 				fl_tx_fail(tx, EBADF);
 			/* What the kernel would not take now is retried soon. */
@@ -623,7 +657,7 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 	pthread_mutex_unlock(&tx->lock);
 }
 
-void fl_tx_flush_all(void)
+static void fl_tx_flush_all_why(enum fl_ustat why)
 {
 	struct fl_tx *batch[256];
 	int64_t next = -1, now;
@@ -634,7 +668,12 @@ void fl_tx_flush_all(void)
 	now = fl_mono_ns();
 	n = fl_tx_snapshot(batch, 256);
 	for (i = 0; i < n; i++)
-		fl_tx_try_flush(batch[i], now, false, &next);
+		fl_tx_try_flush(batch[i], now, false, &next, why);
+}
+
+void fl_tx_flush_all(void)
+{
+	fl_tx_flush_all_why(FL_USTAT_FLUSH_WAIT);
 }
 
 void fl_tx_drain_all(void)
@@ -657,7 +696,7 @@ int64_t fl_tx_flush_expired(int64_t now_ns)
 
 	n = fl_tx_snapshot(batch, 256);
 	for (i = 0; i < n; i++)
-		fl_tx_try_flush(batch[i], now_ns, true, &next);
+		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
 	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
 }
 
@@ -668,7 +707,7 @@ static void fl_tx_fork_prepare(void)
 {
 	struct fl_tx *tx;
 
-	fl_tx_flush_all();
+	fl_tx_flush_all_why(FL_USTAT_FLUSH_CLOSE);
 	pthread_mutex_lock(&fl_pool_lock);
 	/* From now on two processes may hold each socket. */
 	for (tx = fl_all; tx; tx = tx->next_all)

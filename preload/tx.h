@@ -32,7 +32,10 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <linux/types.h>
+
 #include "config.h"
+#include "fastlocal.h" /* enum fl_ustat: why a flush happened */
 
 struct fl_tx;
 
@@ -69,7 +72,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 
 /* Flushes tx before a call that must see its bytes in the kernel first
  * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
-void fl_tx_flush_now(struct fl_tx *tx, int fd);
+void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why); /* why: FL_USTAT_FLUSH_* */
 
 /* From now on every write goes straight through (flushing first): the
  * socket is also written by a path the shim cannot see, e.g. a stdio
