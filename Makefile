@@ -34,7 +34,7 @@ DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy
 
 SHIM_SRCS := $(wildcard preload/*.c)
-CLI_SRCS  := $(wildcard tools/*.c)
+CLI_SRCS  := $(wildcard tools/*.c) preload/key.c # the key's mirror, shared with the shim
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)

@@ -16,6 +16,8 @@ int cmd_load(int argc, char **argv);
 int cmd_unload(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_conns(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* "fastlocal <cmd>: <message>" on stderr, one line. */
 void fl_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

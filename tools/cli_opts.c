@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,14 +17,17 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		{ "json", no_argument, NULL, 'j' },
 		{ "replace", no_argument, NULL, 'r' },
 		{ "btf", required_argument, NULL, 'b' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *cmd = argv[0], *pin_flag = NULL;
-	char err[512];
+	char err[512], *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	o->interval = 1.0;
 	optind = 1;
 	opterr = 0; /* one line of our own instead of getopt's */
 	/* '+': stop at the first non-option, so run's COMMAND keeps its flags. */
@@ -34,6 +38,15 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		case 'j': o->json = true; if (accept & FL_OPT_JSON) continue; break;
 		case 'r': o->replace = true; if (accept & FL_OPT_REPLACE) continue; break;
 		case 'b': o->btf = optarg; if (accept & FL_OPT_BTF) continue; break;
+		case 'o': o->once = true; if (accept & FL_OPT_ONCE) continue; break;
+		case 'i':
+			if (!(accept & FL_OPT_INTERVAL))
+				break;
+			o->interval = strtod(optarg, &end);
+			if (*end || !(o->interval >= 0.1 && o->interval <= 3600))
+				return fl_usage_error(cmd, "--interval wants seconds from 0.1 to 3600, not '%s'",
+						      optarg);
+			continue;
 		default: break;
 		}
 		return fl_usage_error(cmd, "unknown option, or missing value: '%s'", argv[optind - 1]);

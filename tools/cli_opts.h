@@ -13,11 +13,14 @@ enum {
 	FL_OPT_REPLACE = 1 << 1, /* --replace */
 	FL_OPT_BTF = 1 << 2,     /* --btf FILE */
 	FL_OPT_ARGS = 1 << 3,    /* positional arguments follow (run: COMMAND...) */
+	FL_OPT_ONCE = 1 << 4,    /* --once (top) */
+	FL_OPT_INTERVAL = 1 << 5, /* --interval SECONDS (top) */
 };
 
 struct fl_cli_opts {
 	struct fl_pin_dir pd; /* resolved: flag, then FASTLOCAL_PIN_DIR, then default */
-	bool json, replace;
+	bool json, replace, once;
+	double interval;      /* with FL_OPT_INTERVAL: seconds, default 1 */
 	const char *btf;
 	int first_arg;        /* with FL_OPT_ARGS: argv index of the first argument */
 };

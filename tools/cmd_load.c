@@ -96,6 +96,17 @@ static int fl_pin_all(struct fastlocal_bpf *skel, struct bpf_link *sockops_link,
 	return 0;
 }
 
+/* Features that are only probed by doing (see FL_META_*), recorded so that
+ * "status" need not make connections of its own under a loaded sockops. */
+static void fl_meta_probe(struct fl_meta *meta)
+{
+	char ignored[256];
+	int fix = fl_probe_fionread(ignored, sizeof(ignored));
+
+	if (fix >= 0)
+		meta->features |= FL_META_FIONREAD_PROBED | (fix ? FL_META_FIONREAD_FIX : 0);
+}
+
 int cmd_load(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
@@ -149,6 +160,7 @@ int cmd_load(int argc, char **argv)
 		goto fail;
 	}
 
+	fl_meta_probe(&meta);
 	libbpf_set_print(fl_libbpf_print);
 	open_opts.btf_custom_path = o.btf;
 	skel = fastlocal_bpf__open_opts(&open_opts);

@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* cmd_status.c - "fastlocal status [--json]": what is loaded, and the counters. */
+/* cmd_status.c - "fastlocal status [--json]": what is loaded, what the kernel
+ * can do, and every counter. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "conns.h"
+#include "counters.h"
 #include "json.h"
 #include "pin_dir.h"
 #include "pins.h"
+#include "probe.h"
 
 static const char fl_status_help[] =
 	"Usage: fastlocal status [--json] [--pin-dir DIR]\n"
 	"\n"
-	"Shows whether fastlocal is loaded, the program and map ids, the pin dir,\n"
-	"the kernel version, the number of enrolled sockets and the counters of\n"
-	"messages and bytes redirected and passed to TCP.\n"
+	"Shows whether fastlocal is loaded (program and map ids, pin dir, kernel),\n"
+	"what this kernel supports, the enrolled sockets and connections, the bytes\n"
+	"and messages redirected and passed over TCP (and why), the fallbacks at\n"
+	"enrollment and the batching of small writes. docs/observability.md\n"
+	"explains every line.\n"
 	"\n"
 	"  --json         one JSON object; its keys are stable (docs/observability.md)\n"
 	"  --pin-dir DIR  the pin dir (default: $FASTLOCAL_PIN_DIR, else /sys/fs/bpf/fastlocal)\n"
@@ -29,132 +34,78 @@ static const char fl_status_help[] =
 	"\n"
 	"Exit status: 0 loaded, 3 not loaded, 1 the pins cannot be read.\n";
 
+/* What the kernel supports, probed now (probe.c). -1 where it cannot be
+ * told (e.g. not root). */
+struct fl_features {
+	int btf, sockmap, netns_cookie, fionread_fix;
+};
+
 struct fl_status {
 	bool loaded;
 	char state[32];       /* "loaded", "not loaded", "incomplete" */
-	__u32 prog_id, sockhash_id, stats_id, meta_id;
+	__u32 verdict_id, sockops_id;
+	__u32 map_id[FL_PIN__NR];
 	char prog_tag[17];
 	struct fl_meta meta;
-	__u64 enrolled;
-	__u64 slots_used;
-	__u64 stat[FL_STAT__NR];
-	__u64 ustat[FL_USTAT__NR];
+	struct fl_counters c;
+	size_t pairs;
+	struct fl_features f;
 };
 
-/* JSON key and text label of each counter; the keys are stable. */
-struct fl_counter_name {
-	int idx;
+/* The maps whose ids status shows, and their JSON keys. */
+static const struct {
+	enum fl_pin pin;
 	const char *key;
+} fl_status_maps[] = {
+	{ FL_PIN_SOCKHASH, "sockhash" }, { FL_PIN_STATS, "stats" },
+	{ FL_PIN_META, "meta" },         { FL_PIN_USTATS, "ustats" },
+	{ FL_PIN_SLOTS, "slots" },       { FL_PIN_SLOT_INDEX, "slot_index" },
+	{ FL_PIN_SK, "sk_storage" },
 };
 
-static const struct fl_counter_name fl_pass_reasons[] = {
-	{ FL_STAT_PASS_NOT_ENROLLED_BYTES, "not_enrolled" },
-	{ FL_STAT_PASS_NO_PEER_BYTES, "peer_not_enrolled" },
-	{ FL_STAT_PASS_GATE_BYTES, "ordering_gate" },
-	{ FL_STAT_PASS_FLOW_BYTES, "flow_control" },
-	{ FL_STAT_PASS_BLIND_BYTES, "peer_reads_unseen" },
-	{ FL_STAT_PASS_UNSUPPORTED_BYTES, "unsupported_feature" },
-	{ FL_STAT_PASS_SHUTDOWN_BYTES, "shut_down" },
-};
-
-static const struct fl_counter_name fl_fallbacks[] = {
-	{ FL_USTAT_FB_DISABLED, "disabled" },
-	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local" },
-	{ FL_USTAT_FB_NO_ISN, "no_isn_record" },
-	{ FL_USTAT_FB_ODD_SOCKET, "odd_socket" },
-	{ FL_USTAT_FB_NO_SLOT, "no_free_slot" },
-	{ FL_USTAT_FB_EOPNOTSUPP, "insert_eopnotsupp" },
-	{ FL_USTAT_FB_EBUSY, "insert_ebusy" },
-	{ FL_USTAT_FB_ENOMEM, "insert_enomem" },
-	{ FL_USTAT_FB_EEXIST, "insert_eexist" },
-	{ FL_USTAT_FB_OTHER, "other" },
-};
-
-#define FL_NR(a) (sizeof(a) / sizeof((a)[0]))
-
-static __u32 fl_obj_id(int fd, int is_prog, char *tag_out)
+static __u32 fl_prog_id(int fd, char *tag_out)
 {
-	if (fd < 0)
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int i;
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
-	if (is_prog) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int i;
-
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			return 0;
-		for (i = 0; i < 8 && tag_out; i++)
-			sprintf(tag_out + 2 * i, "%02x", info.tag[i]);
-		return info.id;
-	} else {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-	}
+	for (i = 0; i < 8 && tag_out; i++)
+		sprintf(tag_out + 2 * i, "%02x", info.tag[i]);
+	return info.id;
 }
 
-/* Sums the per-CPU counters. */
-static int fl_read_stats(int stats_fd, __u64 out[FL_STAT__NR])
+static __u32 fl_map_id(int fd)
 {
-	int ncpu = libbpf_num_possible_cpus(), i, k;
-	struct fl_stats *percpu;
-	__u32 zero = 0;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
 
-	if (ncpu <= 0)
-		return -1;
-	percpu = calloc((size_t)ncpu, sizeof(*percpu));
-	if (!percpu)
-		return -1;
-	if (bpf_map_lookup_elem(stats_fd, &zero, percpu)) {
-		free(percpu);
-		return -1;
-	}
-	for (k = 0; k < FL_STAT__NR; k++)
-		for (out[k] = 0, i = 0; i < ncpu; i++)
-			out[k] += percpu[i].c[k];
-	free(percpu);
-	return 0;
+	return fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-static __u64 fl_count_entries(int map_fd)
+/* IMPORTANT: the FIONREAD probe makes a loopback connection, which a loaded
+ * sockops would count; when loaded, the answer "load" recorded is used. */
+static void fl_probe_features(struct fl_features *f, const struct fl_pins *pins)
 {
-	struct fl_key key, next;
-	__u64 n = 0;
-	void *prev = NULL;
+	char err[256];
 
-	while (n < 10 * FL_SOCKHASH_MAX && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
-}
-
-/* Shim counters and slots in use, from their arrays (both mmap-able). */
-static int fl_read_shared(int ustats_fd, int slots_fd, struct fl_status *s)
-{
-	struct fl_ustats u;
-	struct fl_slot *slots;
-	size_t len = sizeof(struct fl_slot) * FL_SLOTS_MAX;
-	__u32 zero = 0, i;
-
-	if (ustats_fd >= 0 && bpf_map_lookup_elem(ustats_fd, &zero, &u) == 0)
-		memcpy(s->ustat, u.c, sizeof(s->ustat));
-	if (slots_fd < 0)
-		return 0;
-	slots = mmap(NULL, len, PROT_READ, MAP_SHARED, slots_fd, 0);
-	if (slots == MAP_FAILED)
-		return -1;
-	for (i = 0; i < FL_SLOTS_MAX; i++)
-		s->slots_used += slots[i].owner != 0;
-	munmap(slots, len);
-	return 0;
+	f->btf = fl_probe_btf(NULL, err, sizeof(err)) == 0;
+	f->sockmap = fl_probe_sockmap(err, sizeof(err)) == 0;
+	f->netns_cookie = fl_probe_netns_cookie(err, sizeof(err)) == 0;
+	if (pins->state != FL_PINS_NONE)
+		f->fionread_fix = !(pins->meta.features & FL_META_FIONREAD_PROBED) ? -1 :
+				  !!(pins->meta.features & FL_META_FIONREAD_FIX);
+	else
+		f->fionread_fix = f->sockmap ? fl_probe_fionread(err, sizeof(err)) : -1;
 }
 
 static int fl_collect(struct fl_status *s, const struct fl_pin_dir *pd, char *err, size_t errlen)
 {
+	struct fl_conn *conns = NULL;
 	struct fl_pins pins;
+	size_t n = 0, i;
+	int ret = -1;
 
 	memset(s, 0, sizeof(*s));
 	if (fl_pins_open(&pins, pd, err, errlen))
@@ -162,30 +113,41 @@ static int fl_collect(struct fl_status *s, const struct fl_pin_dir *pd, char *er
 	snprintf(s->state, sizeof(s->state), "%s", pins.state == FL_PINS_PRESENT ? "loaded" :
 		 pins.state == FL_PINS_NONE ? "not loaded" : "incomplete");
 	s->loaded = pins.state == FL_PINS_PRESENT;
-	s->prog_id = fl_obj_id(pins.fd[FL_PIN_VERDICT], 1, s->prog_tag);
-	s->sockhash_id = fl_obj_id(pins.fd[FL_PIN_SOCKHASH], 0, NULL);
-	s->stats_id = fl_obj_id(pins.fd[FL_PIN_STATS], 0, NULL);
-	s->meta_id = fl_obj_id(pins.fd[FL_PIN_META], 0, NULL);
+	s->verdict_id = fl_prog_id(pins.fd[FL_PIN_VERDICT], s->prog_tag);
+	s->sockops_id = fl_prog_id(pins.fd[FL_PIN_SOCKOPS], NULL);
+	for (i = 0; i < FL_NR(fl_status_maps); i++)
+		s->map_id[fl_status_maps[i].pin] = fl_map_id(pins.fd[fl_status_maps[i].pin]);
 	s->meta = pins.meta;
-	if (pins.fd[FL_PIN_SOCKHASH] >= 0)
-		s->enrolled = fl_count_entries(pins.fd[FL_PIN_SOCKHASH]);
-	if (pins.fd[FL_PIN_STATS] >= 0 && fl_read_stats(pins.fd[FL_PIN_STATS], s->stat)) {
-		snprintf(err, errlen, "cannot read the stats map: %s", strerror(errno));
-		fl_pins_close(&pins);
-		return -1;
-	}
-	if (fl_read_shared(pins.fd[FL_PIN_USTATS], pins.fd[FL_PIN_SLOTS], s)) {
-		snprintf(err, errlen, "cannot read the slots map: %s", strerror(errno));
-		fl_pins_close(&pins);
-		return -1;
-	}
+	if (fl_counters_read(&pins, &s->c, err, errlen) ||
+	    fl_conns_read(&pins, &conns, &n, err, errlen))
+		goto out;
+	s->pairs = fl_conns_pairs(conns, n);
+	fl_probe_features(&s->f, &pins);
+	ret = 0;
+out:
+	free(conns);
 	fl_pins_close(&pins);
-	return 0;
+	return ret;
+}
+
+static double fl_ratio(__u64 a, __u64 b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+static void fl_json_feature(struct fl_json *j, const char *key, int v)
+{
+	if (v < 0)
+		fl_json_str(j, key, NULL);
+	else
+		fl_json_bool(j, key, v);
 }
 
 static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd,
 			  const char *kernel)
 {
+	const __u64 *st = s->c.stat, *us = s->c.ustat;
+	__u64 flushes = fl_counters_flushes(&s->c);
 	struct fl_json j;
 	size_t i;
 
@@ -195,85 +157,139 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_str(&j, "state", s->state);
 	fl_json_str(&j, "pin_dir", pd->path);
 	fl_json_str(&j, "pin_dir_source", pd->source);
-	fl_json_u64(&j, "prog_id", s->prog_id);
-	fl_json_str(&j, "prog_tag", s->prog_id ? s->prog_tag : NULL);
+	fl_json_u64(&j, "prog_id", s->verdict_id);
+	fl_json_str(&j, "prog_tag", s->verdict_id ? s->prog_tag : NULL);
+	fl_json_object(&j, "prog_ids");
+	fl_json_u64(&j, "verdict", s->verdict_id);
+	fl_json_u64(&j, "sockops", s->sockops_id);
+	fl_json_close(&j);
 	fl_json_object(&j, "map_ids");
-	fl_json_u64(&j, "sockhash", s->sockhash_id);
-	fl_json_u64(&j, "stats", s->stats_id);
-	fl_json_u64(&j, "meta", s->meta_id);
+	for (i = 0; i < FL_NR(fl_status_maps); i++)
+		fl_json_u64(&j, fl_status_maps[i].key, s->map_id[fl_status_maps[i].pin]);
 	fl_json_close(&j);
 	fl_json_u64(&j, "abi_version", s->meta.abi_version);
 	fl_json_u64(&j, "loaded_at_unix", s->meta.loaded_at_unix);
 	fl_json_str(&j, "kernel", kernel);
-	fl_json_u64(&j, "enrolled_sockets", s->enrolled);
-	fl_json_u64(&j, "redirected_msgs", s->stat[FL_STAT_REDIRECTED_MSGS]);
-	fl_json_u64(&j, "redirected_bytes", s->stat[FL_STAT_REDIRECTED_BYTES]);
-	fl_json_u64(&j, "passed_msgs", s->stat[FL_STAT_PASSED_MSGS]);
-	fl_json_u64(&j, "passed_bytes", s->stat[FL_STAT_PASSED_BYTES]);
+	fl_json_object(&j, "features");
+	fl_json_feature(&j, "btf", s->f.btf);
+	fl_json_feature(&j, "sockmap", s->f.sockmap);
+	fl_json_feature(&j, "netns_cookie", s->f.netns_cookie);
+	fl_json_feature(&j, "fionread_fix", s->f.fionread_fix);
+	fl_json_close(&j);
+	fl_json_u64(&j, "enrolled_sockets", s->c.enrolled);
+	fl_json_u64(&j, "pairs", s->pairs);
+	fl_json_u64(&j, "redirected_msgs", st[FL_STAT_REDIRECTED_MSGS]);
+	fl_json_u64(&j, "redirected_bytes", st[FL_STAT_REDIRECTED_BYTES]);
+	fl_json_u64(&j, "passed_msgs", st[FL_STAT_PASSED_MSGS]);
+	fl_json_u64(&j, "passed_bytes", st[FL_STAT_PASSED_BYTES]);
 	fl_json_object(&j, "passed_bytes_by_reason");
 	for (i = 0; i < FL_NR(fl_pass_reasons); i++)
-		fl_json_u64(&j, fl_pass_reasons[i].key, s->stat[fl_pass_reasons[i].idx]);
+		fl_json_u64(&j, fl_pass_reasons[i].key, st[fl_pass_reasons[i].idx]);
 	fl_json_close(&j);
-	fl_json_u64(&j, "gate_opened", s->stat[FL_STAT_GATE_OPENED]);
-	fl_json_u64(&j, "flow_control_fallbacks", s->stat[FL_STAT_FLOW_FALLBACKS]);
-	fl_json_u64(&j, "connections_seen", s->stat[FL_STAT_ISN_RECORDED]);
-	fl_json_u64(&j, "slots_used", s->slots_used);
-	fl_json_u64(&j, "enrolled_total", s->ustat[FL_USTAT_ENROLLED]);
+	fl_json_u64(&j, "gate_opened", st[FL_STAT_GATE_OPENED]);
+	fl_json_u64(&j, "flow_control_fallbacks", st[FL_STAT_FLOW_FALLBACKS]);
+	fl_json_u64(&j, "connections_seen", st[FL_STAT_ISN_RECORDED]);
+	fl_json_u64(&j, "slots_used", s->c.slots_used);
+	fl_json_u64(&j, "enrolled_total", us[FL_USTAT_ENROLLED]);
+	fl_json_u64(&j, "unenrolled_total", us[FL_USTAT_UNENROLLED]);
 	fl_json_object(&j, "fallbacks");
-	for (i = 0; i < FL_NR(fl_fallbacks); i++)
-		fl_json_u64(&j, fl_fallbacks[i].key, s->ustat[fl_fallbacks[i].idx]);
+	for (i = 0; i < FL_NR(fl_fallback_names); i++)
+		fl_json_u64(&j, fl_fallback_names[i].key, us[fl_fallback_names[i].idx]);
 	fl_json_close(&j);
-	fl_json_u64(&j, "blind_sockets", s->ustat[FL_USTAT_BLIND]);
-	fl_json_u64(&j, "throttled_writes", s->ustat[FL_USTAT_THROTTLED]);
-	fl_json_u64(&j, "splice_emulated_bytes", s->ustat[FL_USTAT_SPLICE_EMULATED]);
+	fl_json_object(&j, "batching");
+	fl_json_u64(&j, "flushes", flushes);
+	fl_json_object(&j, "flushes_by_reason");
+	for (i = 0; i < FL_NR(fl_flush_names); i++)
+		fl_json_u64(&j, fl_flush_names[i].key, us[fl_flush_names[i].idx]);
+	fl_json_close(&j);
+	fl_json_u64(&j, "bytes", us[FL_USTAT_BATCH_BYTES]);
+	fl_json_u64(&j, "writes", us[FL_USTAT_BATCH_WRITES]);
+	fl_json_double(&j, "mean_batch_bytes", fl_ratio(us[FL_USTAT_BATCH_BYTES], flushes));
+	fl_json_double(&j, "mean_batch_writes", fl_ratio(us[FL_USTAT_BATCH_WRITES], flushes));
+	fl_json_close(&j);
+	fl_json_u64(&j, "blind_sockets", us[FL_USTAT_BLIND]);
+	fl_json_u64(&j, "throttled_writes", us[FL_USTAT_THROTTLED]);
+	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
 	fl_json_end(&j);
+}
+
+static const char *fl_yes_no(int v, const char *yes, const char *no)
+{
+	return v < 0 ? "unknown (needs root)" : v ? yes : no;
+}
+
+/* "  name=N name=N" for the non-zero counters of a table, or "  none". */
+static void fl_print_nonzero(const __u64 *c, const struct fl_counter_name *names, size_t n,
+			     const char *unit)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!c[names[i].idx])
+			continue;
+		printf("%s%s %llu%s", any ? ", " : " ", names[i].key,
+		       (unsigned long long)c[names[i].idx], unit);
+		any = true;
+	}
+	printf("%s\n", any ? "" : " none");
 }
 
 static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd,
 			  const char *kernel)
 {
+	const __u64 *st = s->c.stat, *us = s->c.ustat;
+	__u64 flushes = fl_counters_flushes(&s->c);
 	char when[64] = "-";
 	time_t t = (time_t)s->meta.loaded_at_unix;
 	struct tm tm;
-	size_t i;
 
 	if (t && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
 	printf("fastlocal %s\n", FL_VERSION);
-	printf("  state:       %s\n", s->state);
-	printf("  pin dir:     %s (%s)\n", pd->path, pd->source);
-	printf("  kernel:      %s\n", kernel);
-	if (!s->loaded && !s->prog_id)
+	printf("  state:        %s\n", s->state);
+	printf("  pin dir:      %s (%s)\n", pd->path, pd->source);
+	printf("  kernel:       %s\n", kernel);
+	printf("  features:     BTF %s, sockmap %s, netns cookie %s,\n",
+	       fl_yes_no(s->f.btf, "yes", "NO"), fl_yes_no(s->f.sockmap, "yes", "NO"),
+	       fl_yes_no(s->f.netns_cookie, "yes", "NO"));
+	printf("                FIONREAD fix %s\n",
+	       fl_yes_no(s->f.fionread_fix, "in the kernel",
+			 "missing (the shim counts TCP's queue itself)"));
+	if (!s->loaded && !s->verdict_id)
 		return;
-	printf("  program:     fl_verdict, id %u, tag %s\n", s->prog_id, s->prog_tag);
-	printf("  maps:        sockhash id %u, stats id %u, meta id %u\n", s->sockhash_id,
-	       s->stats_id, s->meta_id);
-	printf("  loaded at:   %s (abi %u)\n", when, s->meta.abi_version);
-	printf("  enrolled:    %llu sockets\n", (unsigned long long)s->enrolled);
-	printf("  redirected:  %llu msgs, %llu bytes\n",
-	       (unsigned long long)s->stat[FL_STAT_REDIRECTED_MSGS],
-	       (unsigned long long)s->stat[FL_STAT_REDIRECTED_BYTES]);
-	printf("  passed (TCP): %llu msgs, %llu bytes\n",
-	       (unsigned long long)s->stat[FL_STAT_PASSED_MSGS],
-	       (unsigned long long)s->stat[FL_STAT_PASSED_BYTES]);
-	for (i = 0; i < FL_NR(fl_pass_reasons); i++)
-		if (s->stat[fl_pass_reasons[i].idx])
-			printf("    %-20s %llu bytes\n", fl_pass_reasons[i].key,
-			       (unsigned long long)s->stat[fl_pass_reasons[i].idx]);
-	printf("  gate opened: %llu times; flow-control fallbacks: %llu\n",
-	       (unsigned long long)s->stat[FL_STAT_GATE_OPENED],
-	       (unsigned long long)s->stat[FL_STAT_FLOW_FALLBACKS]);
-	printf("  sockets:     %llu connections seen, %llu enrolled in all, %llu slots in use\n",
-	       (unsigned long long)s->stat[FL_STAT_ISN_RECORDED],
-	       (unsigned long long)s->ustat[FL_USTAT_ENROLLED], (unsigned long long)s->slots_used);
-	printf("  fallbacks:  ");
-	for (i = 0; i < FL_NR(fl_fallbacks); i++)
-		if (s->ustat[fl_fallbacks[i].idx])
-			printf(" %s=%llu", fl_fallbacks[i].key,
-			       (unsigned long long)s->ustat[fl_fallbacks[i].idx]);
-	printf("\n  blind sockets: %llu; throttled writes: %llu\n",
-	       (unsigned long long)s->ustat[FL_USTAT_BLIND],
-	       (unsigned long long)s->ustat[FL_USTAT_THROTTLED]);
+	printf("  programs:     fl_verdict id %u (tag %s), fl_sockops id %u\n", s->verdict_id,
+	       s->prog_tag, s->sockops_id);
+	printf("  maps:         sockhash %u, stats %u, meta %u, ustats %u, slots %u, "
+	       "slot_index %u, sk_storage %u\n",
+	       s->map_id[FL_PIN_SOCKHASH], s->map_id[FL_PIN_STATS], s->map_id[FL_PIN_META],
+	       s->map_id[FL_PIN_USTATS], s->map_id[FL_PIN_SLOTS], s->map_id[FL_PIN_SLOT_INDEX],
+	       s->map_id[FL_PIN_SK]);
+	printf("  loaded at:    %s (abi %u)\n", when, s->meta.abi_version);
+	printf("  enrolled:     %llu sockets now, %zu connections with both ends\n",
+	       (unsigned long long)s->c.enrolled, s->pairs);
+	printf("                %llu enrolled in all, %llu left the fast path, %llu connections seen\n",
+	       (unsigned long long)us[FL_USTAT_ENROLLED], (unsigned long long)us[FL_USTAT_UNENROLLED],
+	       (unsigned long long)st[FL_STAT_ISN_RECORDED]);
+	printf("  redirected:   %llu msgs, %llu bytes\n",
+	       (unsigned long long)st[FL_STAT_REDIRECTED_MSGS],
+	       (unsigned long long)st[FL_STAT_REDIRECTED_BYTES]);
+	printf("  over TCP:     %llu msgs, %llu bytes\n", (unsigned long long)st[FL_STAT_PASSED_MSGS],
+	       (unsigned long long)st[FL_STAT_PASSED_BYTES]);
+	printf("    why:       ");
+	fl_print_nonzero(st, fl_pass_reasons, FL_NR(fl_pass_reasons), " B");
+	printf("  fallbacks:   ");
+	fl_print_nonzero(us, fl_fallback_names, FL_NR(fl_fallback_names), "");
+	printf("  batching:     %llu flushes, mean %.1f bytes from %.2f writes each\n",
+	       (unsigned long long)flushes, fl_ratio(us[FL_USTAT_BATCH_BYTES], flushes),
+	       fl_ratio(us[FL_USTAT_BATCH_WRITES], flushes));
+	printf("    why:       ");
+	fl_print_nonzero(us, fl_flush_names, FL_NR(fl_flush_names), "");
+	printf("  other:        gate opened %llu, flow-control fallbacks %llu, blind sockets %llu,\n",
+	       (unsigned long long)st[FL_STAT_GATE_OPENED],
+	       (unsigned long long)st[FL_STAT_FLOW_FALLBACKS], (unsigned long long)us[FL_USTAT_BLIND]);
+	printf("                throttled writes %llu, slots in use %llu\n",
+	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)s->c.slots_used);
 }
 
 int cmd_status(int argc, char **argv)

@@ -16,7 +16,9 @@ static const char fl_main_help[] =
 	"Commands:\n"
 	"  load      load the verdict program and pin it (needs root)\n"
 	"  unload    remove the pins; enrolled sockets keep working until they close\n"
-	"  status    show whether fastlocal is loaded, and its counters\n"
+	"  status    show whether fastlocal is loaded, what the kernel supports, the counters\n"
+	"  conns     list the accelerated connections, each direction's path and bytes\n"
+	"  top       a live view of the counters and the busiest connections\n"
 	"  run       run a command with the fastlocal shim preloaded\n"
 	"  version   print the version\n"
 	"  help      show this help, or 'help COMMAND' for a command's help\n"
@@ -38,6 +40,8 @@ static const struct fl_command fl_commands[] = {
 	{ "unload", cmd_unload },
 	{ "status", cmd_status },
 	{ "run", cmd_run },
+	{ "conns", cmd_conns },
+	{ "top", cmd_top },
 };
 
 /* "fastlocal[ cmd]: message" on stderr, without the newline. */

@@ -24,13 +24,26 @@ void fl_json_write_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The key (none inside an array: key is NULL there), after a comma if needed. */
 static void fl_json_key(struct fl_json *j, const char *key)
 {
 	if (j->need_comma[j->depth])
 		fputc(',', j->f);
 	j->need_comma[j->depth] = true;
+	if (!key)
+		return;
 	fl_json_write_string(j->f, key);
 	fputc(':', j->f);
+}
+
+static void fl_json_open(struct fl_json *j, const char *key, char c)
+{
+	fl_json_key(j, key);
+	fputc(c, j->f);
+	if (j->depth < 15)
+		j->depth++;
+	j->need_comma[j->depth] = false;
+	j->is_array[j->depth] = c == '[';
 }
 
 void fl_json_begin(struct fl_json *j, FILE *f)
@@ -38,6 +51,7 @@ void fl_json_begin(struct fl_json *j, FILE *f)
 	j->f = f;
 	j->depth = 0;
 	j->need_comma[0] = false;
+	j->is_array[0] = false;
 	fputc('{', f);
 }
 
@@ -48,16 +62,17 @@ void fl_json_end(struct fl_json *j)
 
 void fl_json_object(struct fl_json *j, const char *key)
 {
-	fl_json_key(j, key);
-	fputc('{', j->f);
-	if (j->depth < 15)
-		j->depth++;
-	j->need_comma[j->depth] = false;
+	fl_json_open(j, key, '{');
+}
+
+void fl_json_array(struct fl_json *j, const char *key)
+{
+	fl_json_open(j, key, '[');
 }
 
 void fl_json_close(struct fl_json *j)
 {
-	fputc('}', j->f);
+	fputc(j->is_array[j->depth] ? ']' : '}', j->f);
 	if (j->depth > 0)
 		j->depth--;
 }
@@ -75,6 +90,12 @@ void fl_json_u64(struct fl_json *j, const char *key, unsigned long long v)
 {
 	fl_json_key(j, key);
 	fprintf(j->f, "%llu", v);
+}
+
+void fl_json_double(struct fl_json *j, const char *key, double v)
+{
+	fl_json_key(j, key);
+	fprintf(j->f, "%.3f", v);
 }
 
 void fl_json_bool(struct fl_json *j, const char *key, bool v)

@@ -9,9 +9,20 @@
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 */
+#endif
+
+#define FL_NR_INSNS(p) (sizeof(p) / sizeof((p)[0]))
 
 #ifndef CAP_BPF
 #define CAP_BPF 39 /* Linux 5.8, commit a17b53c4a4b5 ("bpf, capability: Introduce CAP_BPF") */
@@ -119,4 +130,135 @@ int fl_cgroup2_root(char *path_out, size_t pathlen, char *err, size_t errlen)
 	if (fd < 0)
 		snprintf(err, errlen, "cannot open the cgroup2 root %s: %s", path_out, strerror(errno));
 	return fd;
+}
+
+int fl_probe_netns_cookie(char *err, size_t errlen)
+{
+	__u64 cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot make a socket: %s", strerror(errno));
+		return -1;
+	}
+	/* SO_NETNS_COOKIE: Linux 5.14, commit e8b9eab99232 ("net: retrieve
+	 * netns cookie via getsocketopt"). The shim keys connections with it. */
+	r = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len);
+	if (r)
+		snprintf(err, errlen, "SO_NETNS_COOKIE: %s (Linux 5.14+ needed)", strerror(errno));
+	close(fd);
+	return r ? -1 : 0;
+}
+
+/* A loopback pair, c connected to s; -1 on failure. */
+static int fl_probe_pair(int *c, int *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	*c = *s = -1;
+	if (l < 0 || bind(l, (struct sockaddr *)&a, al) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &al))
+		goto fail;
+	*c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*c < 0 || connect(*c, (struct sockaddr *)&a, al))
+		goto fail;
+	*s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (*s < 0)
+		goto fail;
+	close(l);
+	return 0;
+fail:
+	if (l >= 0)
+		close(l);
+	if (*c >= 0)
+		close(*c);
+	*c = -1;
+	return -1;
+}
+
+/* Waits (at most ~1 s) until FIONREAD of fd reports want bytes; returns the
+ * last value seen. */
+static int fl_probe_inq_wait(int fd, int want)
+{
+	int v = -1, i;
+
+	for (i = 0; i < 100; i++) {
+		if (ioctl(fd, FIONREAD, &v) || v >= want)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
+int fl_probe_fionread(char *err, size_t errlen)
+{
+	/* SK_MSG verdict: redirect every message to the ingress of entry 0. */
+	struct bpf_insn prog[] = {
+		/* r2 = the sockmap (filled in below) */
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_PSEUDO_MAP_FD },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4, .imm = BPF_F_INGRESS },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_msg_redirect_map },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	char bytes[1000] = { 0 };
+	int map = -1, pfd = -1, c = -1, s = -1, v, ret = -1;
+	__u32 k;
+
+	map = bpf_map_create(BPF_MAP_TYPE_SOCKMAP, "fl_probe", 4, 4, 2, NULL);
+	if (map < 0) {
+		snprintf(err, errlen, "cannot create a sockmap: %s", strerror(errno));
+		goto out;
+	}
+	prog[0].imm = map;
+	pfd = bpf_prog_load(BPF_PROG_TYPE_SK_MSG, "fl_probe", "GPL", prog, FL_NR_INSNS(prog), NULL);
+	if (pfd < 0 || bpf_prog_attach(pfd, map, BPF_SK_MSG_VERDICT, 0)) {
+		snprintf(err, errlen, "cannot load an SK_MSG program: %s", strerror(errno));
+		goto out;
+	}
+	if (fl_probe_pair(&c, &s)) {
+		snprintf(err, errlen, "cannot make a loopback connection: %s", strerror(errno));
+		goto out;
+	}
+	/* 1000 bytes over TCP, left unread; then both ends go into the map
+	 * and 10 more bytes are redirected into the reader's queue. */
+	if (send(c, bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes) ||
+	    fl_probe_inq_wait(s, sizeof(bytes)) != (int)sizeof(bytes)) {
+		snprintf(err, errlen, "the loopback connection did not deliver");
+		goto out;
+	}
+	k = 0;
+	if (bpf_map_update_elem(map, &k, &s, BPF_ANY) ||
+	    (k = 1, bpf_map_update_elem(map, &k, &c, BPF_ANY))) {
+		snprintf(err, errlen, "cannot insert into a sockmap: %s", strerror(errno));
+		goto out;
+	}
+	if (send(c, bytes, 10, 0) != 10) {
+		snprintf(err, errlen, "cannot send through the sockmap: %s", strerror(errno));
+		goto out;
+	}
+	v = fl_probe_inq_wait(s, sizeof(bytes) + 10);
+	if (v == (int)sizeof(bytes) + 10) {
+		ret = 1;
+	} else if (v >= 0 && v <= 10) {
+		ret = 0; /* the redirected queue alone (trap 7) */
+	} else {
+		snprintf(err, errlen, "FIONREAD gave %d, expected %zu or at most 10", v,
+			 sizeof(bytes) + 10);
+	}
+out:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	if (pfd >= 0)
+		close(pfd);
+	if (map >= 0)
+		close(map);
+	return ret;
 }

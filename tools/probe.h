@@ -25,6 +25,18 @@ int fl_probe_sockmap(char *err, size_t errlen);
 /* The message fl_probe_sockmap gives; exposed so the test log can show it. */
 const char *fl_probe_sockmap_message(void);
 
+/* 0 if sockets tell their network namespace (SO_NETNS_COOKIE). */
+int fl_probe_netns_cookie(char *err, size_t errlen);
+
+/*
+ * Whether FIONREAD of a socket that holds redirected bytes also counts the
+ * bytes in its TCP queue, tried on a private sockmap and a loopback pair:
+ * 1 it does, 0 it counts the redirected queue alone (trap 7 in
+ * ../shared/kernel-facts.md; Linux 6.18 does this, and the shim adds TCP's
+ * queue itself), -1 it cannot be told (err says why; needs root).
+ */
+int fl_probe_fionread(char *err, size_t errlen);
+
 /* Opens the root of the cgroup v2 hierarchy (O_RDONLY|O_DIRECTORY) and puts
  * its path in path_out. Mounts cgroup2 on FL_CGROUP2_FALLBACK when no cgroup2
  * is mounted. Returns the fd, or -1 with a message. */
