@@ -128,6 +128,33 @@ static __always_inline void fl_record_isn(struct bpf_sock_ops *skops, int active
 	fl_count(FL_STAT_ISN_RECORDED, 1);
 }
 
+/*
+ * A connection the configuration left on TCP (FL_SK_OFF) closes: its data
+ * bytes are counted from the kernel's own count, the verdict never saw them.
+ * bytes_acked, not bytes_sent: retransmissions would count twice. It also
+ * counts the active end's SYN and an acknowledged FIN, one each; the FIN was
+ * sent if the socket left a state that follows it, and acknowledged if
+ * nothing is unacknowledged (write_seq counts the FIN too).
+ */
+static __always_inline void fl_count_switched_off(struct bpf_sock_ops *skops,
+						  struct bpf_sock *sk, const struct fl_sk *st)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	__u32 old = skops->args[0];
+	__u64 n;
+
+	if (!tp)
+		return;
+	n = tp->bytes_acked;
+	if ((st->flags & FL_SK_ACTIVE) && n)
+		n--;
+	if ((old == BPF_TCP_FIN_WAIT1 || old == BPF_TCP_FIN_WAIT2 || old == BPF_TCP_CLOSING ||
+	     old == BPF_TCP_LAST_ACK) && skops->snd_una == tp->write_seq && n)
+		n--;
+	fl_count(FL_STAT_PASS_CONFIG_BYTES, n);
+	fl_count(FL_STAT_PASSED_BYTES, n);
+}
+
 /* The socket is gone (TCP_CLOSE): give its slot back, however it died. */
 static __always_inline void fl_release(struct bpf_sock_ops *skops)
 {
@@ -140,15 +167,8 @@ static __always_inline void fl_release(struct bpf_sock_ops *skops)
 		return;
 	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
 	if (st && (st->flags & FL_SK_OFF)) {
-		/* Left on TCP by the configuration: its bytes are counted now,
-		 * from the kernel's own count (the verdict never saw them). */
-		struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
-
 		st->flags &= ~FL_SK_OFF;
-		if (tp) {
-			fl_count(FL_STAT_PASS_CONFIG_BYTES, tp->bytes_sent);
-			fl_count(FL_STAT_PASSED_BYTES, tp->bytes_sent);
-		}
+		fl_count_switched_off(skops, sk, st);
 	}
 	if (!st || !(st->flags & FL_SK_ENROLLED))
 		return;

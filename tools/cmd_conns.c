@@ -105,13 +105,14 @@ static void fl_json_dir(struct fl_json *j, const char *key, const struct fl_conn
 	fl_json_close(j);
 }
 
-static void fl_print_json(const struct fl_conn *c, size_t n, double now)
+static void fl_print_json(const struct fl_conn *c, size_t n, double now, bool loaded)
 {
 	struct fl_conn_dir d;
 	struct fl_json j;
 	size_t i;
 
 	fl_json_begin(&j, stdout);
+	fl_json_bool(&j, "loaded", loaded);
 	fl_json_u64(&j, "count", n);
 	fl_json_u64(&j, "pairs", fl_conns_pairs(c, n));
 	fl_json_array(&j, "connections");
@@ -150,10 +151,10 @@ int cmd_conns(int argc, char **argv)
 	}
 	ret = pins.state == FL_PINS_NONE ? FL_EXIT_NOT_LOADED : FL_EXIT_OK;
 	fl_pins_close(&pins);
-	if (ret == FL_EXIT_NOT_LOADED && !o.json)
+	if (ret == FL_EXIT_NOT_LOADED)
 		fl_err("conns", "fastlocal is not loaded in %s", o.pd.path);
 	if (o.json)
-		fl_print_json(conns, n, fl_now_unix());
+		fl_print_json(conns, n, fl_now_unix(), ret == FL_EXIT_OK);
 	else if (ret == FL_EXIT_OK)
 		fl_print_text(conns, n, fl_now_unix());
 	free(conns);

@@ -183,6 +183,12 @@ static void fl_rates_line(char *buf, size_t len, const __u64 *now, const __u64 *
 		snprintf(buf, len, " -");
 }
 
+/* A direction's path in a word: redirected, idle so far, or over TCP. */
+static const char *fl_path_word(const struct fl_conn_dir *d)
+{
+	return d->redirect ? "redir" : !strcmp(d->why_tcp, "idle") ? "idle" : "tcp";
+}
+
 static void fl_draw(struct fl_screen *sc, const struct fl_pin_dir *pd, double interval,
 		    const struct fl_top_sample *prev, const struct fl_top_sample *cur)
 {
@@ -247,8 +253,7 @@ static void fl_draw(struct fl_screen *sc, const struct fl_pin_dir *pd, double in
 		fl_conn_dir(&c->b, &c->a, &d2);
 		fl_line(sc, "%-24s %-20s %-24s %-20s %11s %11s %5s/%-5s %s", a, wa, bb, wb,
 			fl_fmt_bytes(rows[i].ab, b1, sizeof(b1)),
-			fl_fmt_bytes(rows[i].ba, b2, sizeof(b2)), d1.redirect ? "redir" : "tcp",
-			d2.redirect ? "redir" : "tcp",
+			fl_fmt_bytes(rows[i].ba, b2, sizeof(b2)), fl_path_word(&d1), fl_path_word(&d2),
 			fl_fmt_age(fl_conn_age(c, fl_now_unix()), age, sizeof(age)));
 	}
 	if (!cur->n)
