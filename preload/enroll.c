@@ -17,6 +17,7 @@
 #include "bpf_sys.h"
 #include "compat.h"
 #include "config.h"
+#include "fault.h"
 #include "fdtable.h"
 #include "key.h"
 #include "libc.h"
@@ -255,6 +256,8 @@ int fl_enroll(int fd)
 	map_fd = fl_own_fd_get(&m->sockhash);
 	/* BPF_NOEXIST: replacing a live entry would detach its socket and drop
 	 * what is queued in it (trap 2). */
+	if (!err)
+		err = fl_fault_insert(); /* tests only (fault.h) */
 	if (!err)
 		err = fl_bpf_map_update(map_fd, &st.key, &value, BPF_NOEXIST);
 	if (err) {

@@ -8,17 +8,30 @@
  * (FASTLOCAL=0, no pins) run fl-stream as a child, which inherits the preload.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/bpf.h>
+#include <linux/types.h>
 #include <bpf/bpf.h>
 
+#include "fastlocal.h"
 #include "fltest.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 #define MiB (1024ULL * 1024ULL)
 
@@ -194,8 +207,420 @@ static int test_explicit_api_refuses_odd_fds(void)
 	return 0;
 }
 
+
+/* ------------------------------------------------ every reason, on purpose */
+
+/* status --json at the start, to show at the end that every reason moved. */
+static char fl_start_status[] = "/tmp/fl-fallbacks-start.XXXXXX";
+
+/* How much a status key grew since before. */
+#define FL_DELTA(key, before) (fl_t_status_u64(key) - (before))
+
+/* A pinned map of the loaded instance, by file name. */
+static int fl_pinned(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), name);
+	return bpf_obj_get(path);
+}
+
+/* A loopback IPv4 pair whose client connected with the raw system call, so
+ * the shim did not enroll it; the server end is enrolled by accept(). */
+static int fl_raw_pair(int *c, int *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int lfd;
+
+	*c = *s = -1;
+	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(!bind(lfd, (struct sockaddr *)&ss, len) && !listen(lfd, 1) &&
+		   !getsockname(lfd, (struct sockaddr *)&ss, &len), "listen");
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(syscall(SYS_connect, *c, (struct sockaddr *)&ss, len) == 0, "raw connect: %s",
+		   strerror(errno));
+	*s = accept(lfd, NULL, NULL);
+	close(lfd);
+	FL_T_CHECK(*s >= 0, "accept");
+	return 0;
+}
+
+/* The peer is in another network namespace, reached over a veth pair: both
+ * ends (one per namespace) stay on TCP as peer_not_local. */
+static int test_peer_not_local(void)
+{
+	uint64_t nl0 = fl_t_status_u64("fallbacks.peer_not_local");
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(47123) };
+	char buf[1000];
+	int c, st, sync[2];
+	pid_t pid;
+
+	fl_t_sh("ip netns del fl-fallbacks 2>/dev/null; ip link del flfb0 2>/dev/null");
+	FL_T_CHECK(fl_t_sh("ip netns add fl-fallbacks && "
+			   "ip link add flfb0 type veth peer name flfb1 netns fl-fallbacks && "
+			   "ip addr add 10.79.0.1/24 dev flfb0 && ip link set flfb0 up && "
+			   "ip -n fl-fallbacks addr add 10.79.0.2/24 dev flfb1 && "
+			   "ip -n fl-fallbacks link set flfb1 up && "
+			   "ip -n fl-fallbacks link set lo up") == 0, "cannot make the veth namespace");
+	FL_T_CHECK(pipe(sync) == 0, "pipe");
+	pid = fork();
+	if (pid == 0) {
+		/* The server, in the other namespace: echoes 1000 bytes. */
+		int ns = open("/run/netns/fl-fallbacks", O_RDONLY), l, s, on = 1;
+		ssize_t n = 0, r;
+
+		l = ns >= 0 && setns(ns, CLONE_NEWNET) == 0 ? socket(AF_INET, SOCK_STREAM, 0) : -1;
+		sa.sin_addr.s_addr = inet_addr("10.79.0.2");
+		if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+		    bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1))
+			_exit(1);
+		(void)!write(sync[1], "r", 1);
+		s = accept(l, NULL, NULL);
+		while (s >= 0 && n < (ssize_t)sizeof(buf) && (r = read(s, buf + n, sizeof(buf) - n)) > 0)
+			n += r;
+		_exit(n == sizeof(buf) && write(s, buf, sizeof(buf)) == sizeof(buf) ? 0 : 2);
+	}
+	close(sync[1]);
+	FL_T_CHECK(read(sync[0], buf, 1) == 1, "the server in the namespace did not start");
+	close(sync[0]);
+	sa.sin_addr.s_addr = inet_addr("10.79.0.2");
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(connect(c, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect to 10.79.0.2: %s",
+		   strerror(errno));
+	fl_t_pattern((uint8_t *)buf, 0, sizeof(buf), 9);
+	FL_T_CHECK(write(c, buf, sizeof(buf)) == sizeof(buf), "write");
+	memset(buf, 0, sizeof(buf));
+	FL_T_CHECK(recv(c, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) &&
+		   fl_t_pattern_check((uint8_t *)buf, 0, sizeof(buf), 9) < 0, "echo is wrong");
+	close(c);
+	FL_T_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+		   "the server in the namespace failed (status %#x)", st);
+	fl_t_sh("ip netns del fl-fallbacks; ip link del flfb0 2>/dev/null");
+	FL_T_CHECK(FL_DELTA("fallbacks.peer_not_local", nl0) == 2,
+		   "fallbacks.peer_not_local grew by %llu, expected 2 (one end in each namespace)",
+		   (unsigned long long)FL_DELTA("fallbacks.peer_not_local", nl0));
+	return 0;
+}
+
+/* A connection that sockops never saw established (its record is gone, as
+ * for one made before "fastlocal load") cannot be keyed: no_isn_record. */
+static int test_no_isn_record(void)
+{
+	fl_t_enroll_fn enroll = fl_t_enroll();
+	uint64_t n0 = fl_t_status_u64("fallbacks.no_isn_record");
+	int sk = fl_pinned(FL_PIN_MAP_SK), c, s, r;
+
+	FL_T_CHECK(enroll && sk >= 0, "setup: %s", strerror(errno));
+	if (fl_raw_pair(&c, &s))
+		return -1;
+	FL_T_CHECK(bpf_map_delete_elem(sk, &c) == 0, "cannot drop the ISN record: %s",
+		   strerror(errno));
+	FL_T_CHECK((r = enroll(c)) == -ENODATA, "enroll returned %d, expected -ENODATA", r);
+	FL_T_CHECK(FL_DELTA("fallbacks.no_isn_record", n0) == 1, "fallbacks.no_isn_record");
+	if (fl_stream_pair(c, s))
+		return -1;
+	close(c);
+	close(s);
+	close(sk);
+	return 0;
+}
+
+/* Every slot taken (each is a live enrolled socket's counters): new
+ * connections stay on TCP as no_free_slot. */
+static int test_no_free_slot(void)
+{
+	const __u64 fake = 0xf1f1f1f1f1f1f1f1ull;
+	size_t len = sizeof(struct fl_slot) * FL_SLOTS_MAX, i, taken = 0;
+	uint64_t n0 = fl_t_status_u64("fallbacks.no_free_slot");
+	struct fl_slot *slots;
+	int fd = fl_pinned(FL_PIN_MAP_SLOTS), c, s, ret;
+
+	FL_T_CHECK(fd >= 0, "slots map: %s", strerror(errno));
+	slots = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	FL_T_CHECK(slots != MAP_FAILED, "mmap: %s", strerror(errno));
+	for (i = 0; i < FL_SLOTS_MAX; i++) {
+		__u64 zero = 0;
+
+		taken += __atomic_compare_exchange_n(&slots[i].owner, &zero, fake, false,
+						     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
+	ret = fl_t_tcp_pair(AF_INET, &c, &s);
+	for (i = 0; i < FL_SLOTS_MAX; i++) {
+		__u64 f = fake;
+
+		__atomic_compare_exchange_n(&slots[i].owner, &f, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	}
+	munmap(slots, len);
+	printf("  took %zu free slots\n", taken);
+	FL_T_CHECK(ret == 0, "pair");
+	FL_T_CHECK(FL_DELTA("fallbacks.no_free_slot", n0) == 2,
+		   "fallbacks.no_free_slot grew by %llu, expected 2",
+		   (unsigned long long)FL_DELTA("fallbacks.no_free_slot", n0));
+	if (fl_stream_pair(c, s))
+		return -1;
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* The peer closed before this end enrolled: a socket in CLOSE_WAIT cannot
+ * join a sockhash (the kernel says EOPNOTSUPP); its last bytes come by TCP. */
+static int test_closed_peer_eopnotsupp(void)
+{
+	fl_t_enroll_fn enroll = fl_t_enroll();
+	uint64_t n0 = fl_t_status_u64("fallbacks.insert_eopnotsupp");
+	char buf[16] = { 0 };
+	int c, s, r;
+
+	FL_T_CHECK(enroll, "enroll");
+	if (fl_raw_pair(&c, &s))
+		return -1;
+	FL_T_CHECK(write(s, "last words", 10) == 10, "write");
+	close(s);
+	usleep(50000); /* the FIN arrives: CLOSE_WAIT */
+	FL_T_CHECK((r = enroll(c)) == -EOPNOTSUPP, "enroll returned %d, expected -EOPNOTSUPP", r);
+	FL_T_CHECK(FL_DELTA("fallbacks.insert_eopnotsupp", n0) == 1, "insert_eopnotsupp");
+	FL_T_CHECK(recv(c, buf, sizeof(buf), MSG_WAITALL) == 10 && !memcmp(buf, "last words", 10),
+		   "the bytes before the FIN were lost");
+	close(c);
+	return 0;
+}
+
+/* The sockhash key of an IPv4 socket, as the shim builds it (key.c). */
+static int fl_key_of(int fd, int sk_map, struct fl_key *k)
+{
+	struct sockaddr_in l, r;
+	socklen_t ll = sizeof(l), rl = sizeof(r), ol = sizeof(k->netns_cookie);
+	struct fl_sk st;
+
+	memset(k, 0, sizeof(*k));
+	FL_T_CHECK(!getsockname(fd, (struct sockaddr *)&l, &ll) &&
+		   !getpeername(fd, (struct sockaddr *)&r, &rl) &&
+		   !getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &k->netns_cookie, &ol) &&
+		   !bpf_map_lookup_elem(sk_map, &fd, &st), "cannot build the key");
+	k->local_ip[2] = k->remote_ip[2] = htonl(0xffff);
+	k->local_ip[3] = l.sin_addr.s_addr;
+	k->remote_ip[3] = r.sin_addr.s_addr;
+	k->local_port = ntohs(l.sin_port);
+	k->remote_port = ntohs(r.sin_port);
+	k->snd_isn = st.snd_isn;
+	k->rcv_isn = st.rcv_isn;
+	return 0;
+}
+
+/*
+ * Another socket already sits under this connection's key (insert_eexist;
+ * the shim never replaces a live entry, trap 2). The impostor is in the
+ * sockhash but was never enrolled, so its own bytes pass as not_enrolled.
+ */
+static int test_key_taken_eexist(void)
+{
+	fl_t_enroll_fn enroll = fl_t_enroll();
+	uint64_t n0 = fl_t_status_u64("fallbacks.insert_eexist");
+	uint64_t ne0 = fl_t_status_u64("passed_bytes_by_reason.not_enrolled");
+	int sk = fl_pinned(FL_PIN_MAP_SK), hash = fl_pinned(FL_PIN_MAP_SOCKHASH);
+	int c, s, ic, is, r;
+	struct fl_key k;
+	__u64 val;
+	char buf[123];
+
+	FL_T_CHECK(enroll && sk >= 0 && hash >= 0, "setup: %s", strerror(errno));
+	if (fl_raw_pair(&c, &s) || fl_raw_pair(&ic, &is) || fl_key_of(c, sk, &k))
+		return -1;
+	val = (__u64)ic;
+	FL_T_CHECK(bpf_map_update_elem(hash, &k, &val, BPF_NOEXIST) == 0, "impostor insert: %s",
+		   strerror(errno));
+	FL_T_CHECK((r = enroll(c)) == -EEXIST, "enroll returned %d, expected -EEXIST", r);
+	FL_T_CHECK(FL_DELTA("fallbacks.insert_eexist", n0) == 1, "insert_eexist");
+	memset(buf, 'x', sizeof(buf));
+	FL_T_CHECK(send(ic, buf, sizeof(buf), 0) == sizeof(buf) &&
+		   recv(is, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf), "impostor bytes");
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.not_enrolled", ne0) == sizeof(buf),
+		   "not_enrolled grew by %llu, expected %zu",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.not_enrolled", ne0),
+		   sizeof(buf));
+	bpf_map_delete_elem(hash, &k);
+	if (fl_stream_pair(c, s))
+		return -1;
+	close(c);
+	close(s);
+	close(ic);
+	close(is);
+	close(sk);
+	close(hash);
+	return 0;
+}
+
+/* Refusals no healthy machine gives on demand (ENOMEM; E2BIG, counted as
+ * other), injected into the shim's insert (preload/fault.h). */
+static int test_injected_insert_errors(void)
+{
+	static const struct {
+		const char *err, *key;
+	} cases[] = { { "ENOMEM", "fallbacks.insert_enomem" }, { "E2BIG", "fallbacks.other" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t n0 = fl_t_status_u64(cases[i].key);
+		uint64_t red0 = fl_t_status_u64("redirected_bytes");
+
+		FL_T_CHECK(fl_t_sh("FASTLOCAL_TEST_FAULT_INSERT=%s '%s/fl-stream' --both --bytes 2M "
+				   "--size 1000 >/dev/null", cases[i].err, fl_build()) == 0,
+			   "fl-stream with %s injected failed", cases[i].err);
+		FL_T_CHECK(FL_DELTA(cases[i].key, n0) == 2, "%s grew by %llu, expected 2", cases[i].key,
+			   (unsigned long long)FL_DELTA(cases[i].key, n0));
+		FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
+	}
+	return 0;
+}
+
+static int fl_nodelay(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Bytes written before the server accepted go by TCP (peer_not_enrolled);
+ * written after, while those are unread, they wait behind them (ordering_gate). */
+static int test_pass_early_writes(void)
+{
+	uint64_t np0 = fl_t_status_u64("passed_bytes_by_reason.peer_not_enrolled");
+	uint64_t g0 = fl_t_status_u64("passed_bytes_by_reason.ordering_gate");
+	struct sockaddr_storage ss;
+	socklen_t len;
+	uint8_t buf[300];
+	int lfd, c, s;
+
+	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(!bind(lfd, (struct sockaddr *)&ss, len) && !listen(lfd, 1) &&
+		   !getsockname(lfd, (struct sockaddr *)&ss, &len), "listen");
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(!connect(c, (struct sockaddr *)&ss, len) && !fl_nodelay(c), "connect");
+	fl_t_pattern(buf, 0, sizeof(buf), 5);
+	FL_T_CHECK(send(c, buf, 100, 0) == 100, "early write");
+	s = accept(lfd, NULL, NULL);
+	FL_T_CHECK(s >= 0, "accept");
+	FL_T_CHECK(send(c, buf + 100, 200, 0) == 200, "write behind the unread bytes");
+	memset(buf, 0, sizeof(buf));
+	FL_T_CHECK(recv(s, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) &&
+		   fl_t_pattern_check(buf, 0, sizeof(buf), 5) < 0, "bytes out of order");
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.peer_not_enrolled", np0) == 100,
+		   "peer_not_enrolled grew by %llu, expected 100",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.peer_not_enrolled", np0));
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.ordering_gate", g0) == 200,
+		   "ordering_gate grew by %llu, expected 200",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.ordering_gate", g0));
+	close(c);
+	close(s);
+	close(lfd);
+	return 0;
+}
+
+/* A reader that reads nothing: once its budget of unread bytes is full,
+ * the writer's bytes go by TCP (flow_control). */
+static int test_pass_flow_control(void)
+{
+	uint64_t f0 = fl_t_status_u64("passed_bytes_by_reason.flow_control");
+	static uint8_t buf[16384];
+	uint64_t off = 0;
+	int c, s, small = 65536;
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "pair");
+	FL_T_CHECK(!setsockopt(s, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), "SO_RCVBUF");
+	while (off < (64u << 20) && send(c, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		off += sizeof(buf);
+	printf("  %llu bytes accepted with nobody reading\n", (unsigned long long)off);
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.flow_control", f0) > 0,
+		   "flow_control did not grow");
+	close(c);
+	close(s);
+	return 0;
+}
+
+/*
+ * SO_ZEROCOPY on a socket with unread redirected bytes: it cannot leave the
+ * fast path yet, so its own sends go by TCP (unsupported_feature: zero-copy
+ * completions exist only there) and its peer's too (peer_reads_unseen).
+ */
+static int test_pass_zerocopy_pending(void)
+{
+	uint64_t u0 = fl_t_status_u64("passed_bytes_by_reason.unsupported_feature");
+	uint64_t b0 = fl_t_status_u64("passed_bytes_by_reason.peer_reads_unseen");
+	uint8_t buf[1000];
+	int c, s, one = 1;
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0 && !fl_nodelay(c) && !fl_nodelay(s), "pair");
+	fl_t_pattern(buf, 0, sizeof(buf), 6);
+	FL_T_CHECK(send(c, buf, 100, 0) == 100, "first bytes");
+	usleep(20000);
+	FL_T_CHECK(!setsockopt(s, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)), "SO_ZEROCOPY");
+	FL_T_CHECK(send(s, buf, 50, 0) == 50, "the zero-copy socket's bytes");
+	FL_T_CHECK(send(c, buf + 100, 70, 0) == 70, "the peer's bytes");
+	memset(buf, 0, sizeof(buf));
+	FL_T_CHECK(recv(s, buf, 170, MSG_WAITALL) == 170 && fl_t_pattern_check(buf, 0, 170, 6) < 0,
+		   "bytes to the zero-copy socket");
+	FL_T_CHECK(recv(c, buf, 50, MSG_WAITALL) == 50, "bytes from the zero-copy socket");
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.unsupported_feature", u0) == 50,
+		   "unsupported_feature grew by %llu, expected 50",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.unsupported_feature", u0));
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.peer_reads_unseen", b0) == 70,
+		   "peer_reads_unseen grew by %llu, expected 70",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.peer_reads_unseen", b0));
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* A reader that shut its receive side gets its peer's bytes by TCP (shut_down),
+ * which then behaves as TCP does. */
+static int test_pass_shut_down(void)
+{
+	uint64_t d0 = fl_t_status_u64("passed_bytes_by_reason.shut_down");
+	char buf[80] = { 0 };
+	int c, s;
+
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0 && !fl_nodelay(c), "pair");
+	FL_T_CHECK(shutdown(s, SHUT_RD) == 0, "SHUT_RD");
+	FL_T_CHECK(send(c, buf, sizeof(buf), 0) == sizeof(buf), "write");
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.shut_down", d0) == sizeof(buf),
+		   "shut_down grew by %llu, expected %zu",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.shut_down", d0), sizeof(buf));
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* The subtests above produced every reason status knows. A reason added to
+ * status without a subtest here fails this. */
+static int test_every_reason_counted(void)
+{
+	char out[1024];
+
+	FL_T_CHECK(fl_t_sh_out(out, sizeof(out), "'%s' status --json | jq -r --slurpfile a '%s' "
+			       "'[(.fallbacks | to_entries[] | select(.value <= $a[0].fallbacks[.key]) "
+			       "| \"fallbacks.\" + .key), (.passed_bytes_by_reason | to_entries[] | "
+			       "select(.value <= $a[0].passed_bytes_by_reason[.key]) | "
+			       "\"passed_bytes_by_reason.\" + .key)] | join(\" \")'", fl_t_cli(),
+			       fl_start_status) == 0, "status --json");
+	FL_T_CHECK(!out[0], "never produced: %s", out);
+	return 0;
+}
+
 int main(void)
 {
+	int fd = mkstemp(fl_start_status);
+
+	if (fd < 0 || fl_t_sh("'%s' status --json > '%s'", fl_t_cli(), fl_start_status)) {
+		printf("FAIL: cannot save the starting status\n");
+		return 1;
+	}
+	close(fd);
 	FL_T_RUN("FASTLOCAL=0 keeps connections on TCP and counts them", test_switched_off);
 	FL_T_RUN("with nothing loaded connections stay on TCP and the debug log says why",
 		 test_nothing_loaded);
@@ -205,5 +630,27 @@ int main(void)
 	FL_T_RUN("UDP and AF_UNIX sockets pass straight through", test_other_sockets_pass_through);
 	FL_T_RUN("the explicit API refuses pipes, listeners and closed fds",
 		 test_explicit_api_refuses_odd_fds);
+	FL_T_RUN("a peer in another network namespace stays on TCP as peer_not_local",
+		 test_peer_not_local);
+	FL_T_RUN("a connection without an ISN record stays on TCP as no_isn_record",
+		 test_no_isn_record);
+	FL_T_RUN("with every slot taken connections stay on TCP as no_free_slot", test_no_free_slot);
+	FL_T_RUN("a socket whose peer closed first stays on TCP as insert_eopnotsupp",
+		 test_closed_peer_eopnotsupp);
+	FL_T_RUN("a key already in the sockhash stays on TCP as insert_eexist; the impostor's "
+		 "bytes pass as not_enrolled", test_key_taken_eexist);
+	FL_T_RUN("injected ENOMEM and E2BIG inserts stay on TCP as insert_enomem and other",
+		 test_injected_insert_errors);
+	FL_T_RUN("bytes before accept pass as peer_not_enrolled, then behind them as ordering_gate",
+		 test_pass_early_writes);
+	FL_T_RUN("a reader that reads nothing gets bytes by TCP as flow_control",
+		 test_pass_flow_control);
+	FL_T_RUN("SO_ZEROCOPY with unread bytes: unsupported_feature and peer_reads_unseen",
+		 test_pass_zerocopy_pending);
+	FL_T_RUN("a reader that shut its receive side gets bytes by TCP as shut_down",
+		 test_pass_shut_down);
+	FL_T_RUN("every fallback and TCP-path reason in status was produced and counted",
+		 test_every_reason_counted);
+	unlink(fl_start_status);
 	return fl_t_exit_status();
 }
