@@ -84,11 +84,11 @@ static void fl_json_end_obj(struct fl_json *j, const char *key, const struct fl_
 	if (e->present) {
 		fl_json_u64(j, "pid", e->ref.pid);
 		fl_json_str(j, "comm", e->ref.comm);
-		fl_json_u64(j, "enrolled_at_unix_ns", e->ref.enrolled_ns);
+		fl_json_double(j, "enrolled_at_unix", (double)e->ref.enrolled_ns / 1e9);
 	} else {
 		fl_json_str(j, "pid", NULL);
 		fl_json_str(j, "comm", NULL);
-		fl_json_str(j, "enrolled_at_unix_ns", NULL);
+		fl_json_str(j, "enrolled_at_unix", NULL);
 	}
 	fl_json_close(j);
 }

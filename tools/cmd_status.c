@@ -14,6 +14,7 @@
 #include "cli_opts.h"
 #include "conns.h"
 #include "counters.h"
+#include "fmt.h"
 #include "json.h"
 #include "pin_dir.h"
 #include "pins.h"
@@ -240,7 +241,7 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 {
 	const __u64 *st = s->c.stat, *us = s->c.ustat;
 	__u64 flushes = fl_counters_flushes(&s->c);
-	char when[64] = "-";
+	char when[64] = "-", mean[32];
 	time_t t = (time_t)s->meta.loaded_at_unix;
 	struct tm tm;
 
@@ -280,8 +281,9 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_print_nonzero(st, fl_pass_reasons, FL_NR(fl_pass_reasons), " B");
 	printf("  fallbacks:   ");
 	fl_print_nonzero(us, fl_fallback_names, FL_NR(fl_fallback_names), "");
-	printf("  batching:     %llu flushes, mean %.1f bytes from %.2f writes each\n",
-	       (unsigned long long)flushes, fl_ratio(us[FL_USTAT_BATCH_BYTES], flushes),
+	printf("  batching:     %llu flushes, each %s from %.1f writes on average\n",
+	       (unsigned long long)flushes,
+	       fl_fmt_bytes(fl_ratio(us[FL_USTAT_BATCH_BYTES], flushes), mean, sizeof(mean)),
 	       fl_ratio(us[FL_USTAT_BATCH_WRITES], flushes));
 	printf("    why:       ");
 	fl_print_nonzero(us, fl_flush_names, FL_NR(fl_flush_names), "");
