@@ -95,7 +95,8 @@ int fl_conns_read(const struct fl_pins *pins, struct fl_conn **out, size_t *n, c
 		return -1;
 	}
 	munmap(slots, len);
-	qsort(ends, nends, sizeof(*ends), fl_end_cmp);
+	if (nends)
+		qsort(ends, nends, sizeof(*ends), fl_end_cmp);
 	conns = calloc(nends ? nends : 1, sizeof(*conns));
 	if (!conns) {
 		free(ends);
