@@ -47,13 +47,24 @@ static void fl_config_read(void)
 	const char *pin = getenv("FASTLOCAL_PIN_DIR");
 	const char *batch = getenv("FASTLOCAL_BATCH");
 	const char *compat = getenv("FASTLOCAL_TCP_COMPAT");
+	const char *log = getenv("FASTLOCAL_LOG");
+	const char *run = getenv("FASTLOCAL_RUN");
+	const char *bt = getenv("FASTLOCAL_BACKTRACE");
+	const char *log_file = getenv("FASTLOCAL_LOG_FILE");
+	const char *unwind = getenv("FASTLOCAL_UNWIND_LIB");
 
 	fl_cfg.enabled = !(on && !strcmp(on, "0"));
 	fl_cfg.batch = !(batch && (!strcmp(batch, "off") || !strcmp(batch, "0")));
 	fl_cfg.compat = !(compat && (!strcmp(compat, "off") || !strcmp(compat, "0")));
 	fl_cfg.flush_bytes = fl_env_uint("FASTLOCAL_FLUSH_BYTES", 256 << 10, 16 << 10, 4 << 20);
 	fl_cfg.flush_usec = fl_env_uint("FASTLOCAL_FLUSH_USEC", 200, 10, 100000);
-	fl_cfg.log_level = fl_parse_level(getenv("FASTLOCAL_LOG"));
+	fl_cfg.log_level = fl_parse_level(log);
+	fl_cfg.log_set = log && (fl_cfg.log_level != FL_LOG_OFF || !strcmp(log, "off"));
+	fl_cfg.run = run && !strcmp(run, "1");
+	fl_cfg.backtrace = bt && !strcmp(bt, "1");
+	snprintf(fl_cfg.log_file, sizeof(fl_cfg.log_file), "%s", log_file ? log_file : "");
+	snprintf(fl_cfg.unwind_lib, sizeof(fl_cfg.unwind_lib), "%s",
+		 unwind && *unwind ? unwind : "libunwind.so.8");
 	snprintf(fl_cfg.pin_dir, sizeof(fl_cfg.pin_dir), "%s",
 		 pin && pin[0] == '/' ? pin : FL_DEFAULT_PIN_DIR);
 	__atomic_store_n(&fl_config_ready, 1, __ATOMIC_RELEASE);

@@ -7,13 +7,21 @@ enum fl_log_level { FL_LOG_OFF, FL_LOG_ERROR, FL_LOG_WARN, FL_LOG_INFO, FL_LOG_D
 
 struct fl_config {
 	int enabled;         /* FASTLOCAL=0 turns the shim into a pure pass-through */
-	int log_level;       /* FASTLOCAL_LOG=error|warn|info|debug */
+	int log_level;       /* FASTLOCAL_LOG=off|error|warn|info|debug; off when unset */
+	int log_set;         /* FASTLOCAL_LOG named a level: the user chose, even "off" */
+	int run;             /* FASTLOCAL_RUN=1 (set by "fastlocal run"): acceleration was
+			      * asked for, so say once if it is impossible */
+	int backtrace;       /* FASTLOCAL_BACKTRACE=1: fatal signals log a backtrace
+			      * (crash.c), debug fallback lines carry one (log.h) */
 	int batch;           /* FASTLOCAL_BATCH=off: every write goes to the kernel at once */
 	int compat;          /* FASTLOCAL_TCP_COMPAT=off: no TCP-conformance fixes (compat.h);
 			      * for showing what they fix, never for production */
 	unsigned flush_bytes; /* FASTLOCAL_FLUSH_BYTES: buffer size, 16 KiB..4 MiB, default 256 KiB */
 	unsigned flush_usec;  /* FASTLOCAL_FLUSH_USEC: longest wait of a buffered byte, default 200 */
 	char pin_dir[256];
+	char log_file[4096];  /* FASTLOCAL_LOG_FILE: append log lines here; "" = stderr */
+	char unwind_lib[256]; /* FASTLOCAL_UNWIND_LIB: libunwind to dlopen, default
+			       * libunwind.so.8 */
 };
 
 /* Owned by config.c: written once by fl_config_slow() under its

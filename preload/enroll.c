@@ -79,9 +79,16 @@ int fl_is_tcp_socket(int fd)
 /* One fallback: counted (shared counter when the maps are open), logged. */
 static int fl_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 {
+	char caller[768];
+
 	if (counter < FL_USTAT__NR)
 		fl_ustat_add(counter, 1);
-	fl_debug("fd %d stays on TCP: %s", fd, why);
+	/* With FASTLOCAL_BACKTRACE=1 the line also names the application's
+	 * call that led here (log.h); the same one line, so one event. */
+	if (fl_log_caller(caller, sizeof(caller), FL_LOG_DEBUG))
+		fl_debug("fd %d stays on TCP: %s; called from %s", fd, why, caller);
+	else
+		fl_debug("fd %d stays on TCP: %s", fd, why);
 	return err;
 }
 

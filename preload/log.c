@@ -1,36 +1,159 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* log.c - one line per event on stderr, written with one write(2). */
+/* log.c - "fastlocal[pid]: ..." lines on stderr or in FASTLOCAL_LOG_FILE. */
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "backtrace.h"
 #include "libc.h"
+#include "own_fds.h"
+#include "ratelimit.h"
+#include "sbuf.h"
+
+/*
+ * Owned by this file, lock-free. fl_log_file is the FASTLOCAL_LOG_FILE
+ * descriptor, registered with own_fds (which may move it: read it with
+ * fl_own_fd_get). fl_log_file_state says how far opening got: 0 not tried,
+ * 1 a thread is opening it (others use stderr meanwhile: no waiting, even in
+ * a signal handler), 2 decided (fl_log_file >= 0, or -1: stderr).
+ */
+static int fl_log_file = -1;
+static int fl_log_file_state;
+
+static void fl_log_open(void)
+{
+	const char *path = fl_config()->log_file;
+	char msg[600];
+	int fd, n;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0) {
+		n = snprintf(msg, sizeof(msg), "fastlocal[%d]: cannot open FASTLOCAL_LOG_FILE %s: %s; "
+			     "logging to stderr\n", (int)getpid(), path, strerror(errno));
+		if (n > 0)
+			(void)!libc_write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+		return;
+	}
+	/* Moved high and protected: a daemon that closes every fd, or dup2()s
+	 * onto ours, must not lose (or hijack) the log. */
+	fl_log_file = fd;
+	fl_own_fd_take(&fl_log_file);
+}
+
+int fl_log_fd(void)
+{
+	int st = __atomic_load_n(&fl_log_file_state, __ATOMIC_ACQUIRE), fd, zero = 0;
+
+	if (st == 0) {
+		if (!fl_config()->log_file[0]) {
+			__atomic_store_n(&fl_log_file_state, 2, __ATOMIC_RELEASE);
+			return 2;
+		}
+		if (!__atomic_compare_exchange_n(&fl_log_file_state, &zero, 1, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			return 2;
+		fl_log_open();
+		__atomic_store_n(&fl_log_file_state, 2, __ATOMIC_RELEASE);
+	} else if (st == 1) {
+		return 2;
+	}
+	fd = fl_own_fd_get(&fl_log_file);
+	return fd >= 0 ? fd : 2;
+}
+
+/* "fastlocal[pid]: " */
+static void fl_log_prefix(struct fl_sbuf *b)
+{
+	fl_sb_str(b, "fastlocal[");
+	fl_sb_i64(b, getpid());
+	fl_sb_str(b, "]: ");
+}
+
+void fl_log_raw(const char *text, size_t len)
+{
+	char line[1024];
+	struct fl_sbuf b;
+	int saved = errno;
+
+	fl_sb_init(&b, line, sizeof(line) - 1);
+	fl_log_prefix(&b);
+	while (len-- && b.len < b.cap)
+		fl_sb_ch(&b, *text++);
+	line[b.len++] = '\n';
+	/* The real write: our own write() would look the fd up for nothing. */
+	(void)!libc_write(fl_log_fd(), line, b.len);
+	errno = saved;
+}
+
+/* Formats and writes one line, preceded by a note of the lines dropped
+ * before it, all in one write. */
+static void fl_log_emit(uint64_t dropped, const char *fmt, va_list ap)
+{
+	char line[1280];
+	struct fl_sbuf b;
+	int m;
+
+	fl_sb_init(&b, line, sizeof(line) - 2);
+	if (dropped) {
+		fl_log_prefix(&b);
+		fl_sb_u64(&b, dropped);
+		fl_sb_str(&b, " log lines suppressed (rate limit: bursts of 100 lines, 20 lines/s)\n");
+	}
+	fl_log_prefix(&b);
+	m = vsnprintf(line + b.len, b.cap - b.len, fmt, ap);
+	if (m < 0)
+		return;
+	b.len += (size_t)m < b.cap - b.len ? (size_t)m : b.cap - b.len - 1;
+	line[b.len++] = '\n';
+	(void)!libc_write(fl_log_fd(), line, b.len);
+}
 
 void fl_log(int level, const char *fmt, ...)
 {
-	char line[512];
+	uint64_t dropped;
 	va_list ap;
-	int n, m, saved;
+	int saved;
 
 	if (level > fl_config()->log_level)
 		return;
 	saved = errno; /* logging never changes what the application sees */
-	n = snprintf(line, sizeof(line), "fastlocal[%d]: ", (int)getpid());
-	va_start(ap, fmt);
-	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (m < 0) {
-		errno = saved;
-		return;
+	if (fl_rl_take(&dropped)) {
+		va_start(ap, fmt);
+		fl_log_emit(dropped, fmt, ap);
+		va_end(ap);
 	}
-	n += m;
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	/* The real write: our own write() would look the fd up for nothing. */
-	(void)!libc_write(2, line, (size_t)n);
 	errno = saved;
+}
+
+void fl_log_warn_once(int *once, const char *fmt, ...)
+{
+	const struct fl_config *c = fl_config();
+	va_list ap;
+	int saved;
+
+	if (c->log_set && c->log_level < FL_LOG_WARN)
+		return;
+	if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
+		return;
+	saved = errno;
+	va_start(ap, fmt);
+	fl_log_emit(0, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+bool fl_log_caller(char *buf, size_t cap, int level)
+{
+	const struct fl_config *c = fl_config();
+
+	/* Peek first: a backtrace costs tens of microseconds, wasted on a
+	 * line the rate limit would drop. */
+	if (!c->backtrace || level > c->log_level || !fl_rl_peek())
+		return false;
+	return fl_bt_caller(buf, cap) > 0;
 }

@@ -25,6 +25,24 @@ static struct fl_maps fl_maps_state = { .sockhash = -1, .sk = -1, .slot_index = 
 static int fl_maps_ready;
 static pthread_mutex_t fl_maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static time_t fl_maps_retry_at;
+/* Once flag of the "acceleration is impossible" warning (fl_log_warn_once,
+ * atomic exchange); inherited by a fork child, which is then silent too. */
+static int fl_maps_warned;
+
+/* fastlocal run asked for acceleration and there is none: say so, once per
+ * process, even with logging off (a silent no-op would look like success). */
+static void fl_maps_warn_missing(const char *dir)
+{
+	if (!fl_config()->run)
+		return;
+	if (access(dir, F_OK))
+		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: nothing is loaded in %s "
+				 "(run 'sudo fastlocal load'); connections stay on plain TCP", dir);
+	else
+		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: the pins in %s cannot "
+				 "be opened by uid %d (load incomplete, or permissions); connections "
+				 "stay on plain TCP", dir, (int)getuid());
+}
 
 static void *fl_map_mmap(const char *dir, const char *name, size_t len)
 {
@@ -65,6 +83,7 @@ static void fl_maps_open_locked(void)
 	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
 		fl_debug("fastlocal is not loaded in %s (or the pins are not readable): "
 			 "connections stay on TCP", dir);
+		fl_maps_warn_missing(dir);
 		fl_own_fd_drop(&m->sockhash);
 		fl_own_fd_drop(&m->sk);
 		fl_own_fd_drop(&m->slot_index);

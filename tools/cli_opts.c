@@ -19,6 +19,7 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		{ "btf", required_argument, NULL, 'b' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -39,6 +40,7 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		case 'r': o->replace = true; if (accept & FL_OPT_REPLACE) continue; break;
 		case 'b': o->btf = optarg; if (accept & FL_OPT_BTF) continue; break;
 		case 'o': o->once = true; if (accept & FL_OPT_ONCE) continue; break;
+		case 'd': o->debug = true; if (accept & FL_OPT_DEBUG) continue; break;
 		case 'i':
 			if (!(accept & FL_OPT_INTERVAL))
 				break;

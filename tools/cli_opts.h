@@ -15,11 +15,13 @@ enum {
 	FL_OPT_ARGS = 1 << 3,    /* positional arguments follow (run: COMMAND...) */
 	FL_OPT_ONCE = 1 << 4,    /* --once (top) */
 	FL_OPT_INTERVAL = 1 << 5, /* --interval SECONDS (top) */
+	FL_OPT_DEBUG = 1 << 6,   /* --debug (run) */
 };
 
 struct fl_cli_opts {
 	struct fl_pin_dir pd; /* resolved: flag, then FASTLOCAL_PIN_DIR, then default */
 	bool json, replace, once;
+	bool debug;           /* with FL_OPT_DEBUG: --debug */
 	double interval;      /* with FL_OPT_INTERVAL: seconds, default 1 */
 	const char *btf;
 	int first_arg;        /* with FL_OPT_ARGS: argv index of the first argument */

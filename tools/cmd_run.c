@@ -14,13 +14,20 @@
 #endif
 
 static const char fl_run_help[] =
-	"Usage: fastlocal run [--pin-dir DIR] [--] COMMAND [ARG...]\n"
+	"Usage: fastlocal run [--pin-dir DIR] [--debug] [--] COMMAND [ARG...]\n"
 	"\n"
 	"Runs COMMAND with libfastlocal.so added to LD_PRELOAD (after any entries\n"
 	"already there), so that its same-host TCP connections are accelerated.\n"
-	"Child processes inherit the preload.\n"
+	"Child processes inherit the preload. Each process warns once on stderr\n"
+	"(or in FASTLOCAL_LOG_FILE) if acceleration is impossible, for example\n"
+	"when nothing is loaded; otherwise the shim is silent unless FASTLOCAL_LOG\n"
+	"is set (error, warn, info or debug).\n"
 	"\n"
 	"  --pin-dir DIR  use the pins in DIR (sets FASTLOCAL_PIN_DIR for COMMAND)\n"
+	"  --debug        log why each connection is or is not accelerated\n"
+	"                 (FASTLOCAL_LOG=debug unless FASTLOCAL_LOG is set), and\n"
+	"                 on a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) log a\n"
+	"                 backtrace (FASTLOCAL_BACKTRACE=1); needs libunwind.so.8\n"
 	"  -h, --help     show this help\n"
 	"\n"
 	"The shim is found through $FASTLOCAL_LIB, next to this executable, or in\n"
@@ -30,7 +37,7 @@ int cmd_run(int argc, char **argv)
 {
 	char lib[4096], preload[8192], err[8192];
 	struct fl_cli_opts o;
-	int ret = fl_cli_parse(argc, argv, fl_run_help, FL_OPT_ARGS, &o);
+	int ret = fl_cli_parse(argc, argv, fl_run_help, FL_OPT_ARGS | FL_OPT_DEBUG, &o);
 
 	if (ret >= 0)
 		return ret;
@@ -38,6 +45,13 @@ int cmd_run(int argc, char **argv)
 		return fl_usage_error("run", "missing COMMAND");
 	if (!strcmp(o.pd.source, "--pin-dir"))
 		setenv("FASTLOCAL_PIN_DIR", o.pd.path, 1);
+	/* Acceleration was asked for explicitly: the shim warns (once per
+	 * process) when it is impossible, instead of staying silent. */
+	setenv("FASTLOCAL_RUN", "1", 1);
+	if (o.debug) {
+		setenv("FASTLOCAL_LOG", "debug", 0); /* a level the user chose wins */
+		setenv("FASTLOCAL_BACKTRACE", "1", 1);
+	}
 	if (fl_shim_locate(lib, sizeof(lib), FL_LIBDIR, err, sizeof(err))) {
 		fl_err("run", "%s", err);
 		return FL_EXIT_FAIL;
