@@ -235,6 +235,7 @@ static __always_inline int fl_pass(struct fl_slot *me, __u32 reason_stat, __u64 
 	if (me) {
 		me->dir = FL_DIR_TCP;
 		me->dir_reason = (__u16)reason_stat;
+		me->tcp_pending = (__u32)len;
 	}
 	fl_count(FL_STAT_PASSED_MSGS, 1);
 	fl_count(FL_STAT_PASSED_BYTES, len);
@@ -268,12 +269,16 @@ int fl_verdict(struct sk_msg_md *msg)
 	wseq = tp->write_seq;
 	me->tcp_sent += (__u32)(wseq - me->last_write_seq);
 	me->last_write_seq = wseq;
+	me->tcp_pending = 0;
 
 	/* The redirect path does not check SEND_SHUTDOWN (a write after
 	 * shutdown(SHUT_WR) would be delivered); TCP's path fails it with
 	 * EPIPE and SIGPIPE, as the application expects. */
-	if (tp->inet_conn.icsk_inet.sk.sk_shutdown & FL_SEND_SHUTDOWN)
-		return fl_pass(me, FL_STAT_PASS_SHUTDOWN_BYTES, len);
+	if (tp->inet_conn.icsk_inet.sk.sk_shutdown & FL_SEND_SHUTDOWN) {
+		fl_pass(me, FL_STAT_PASS_SHUTDOWN_BYTES, len);
+		me->tcp_pending = 0; /* TCP refuses it: nothing will be sent */
+		return SK_PASS;
+	}
 	if (me->flags & FL_SLOT_SEND_TCP)
 		return fl_pass(me, FL_STAT_PASS_UNSUPPORTED_BYTES, len);
 	peer = fl_peer_slot(me, st);

@@ -108,7 +108,9 @@ struct fl_slot {
 	__u16 dir;
 	__u16 dir_reason;
 	__u32 peer_slot;
-	__u32 pad;
+	/* verdict: the last message it passed to TCP, not yet in tcp_sent
+	 * (write_seq moves after the program); only "fastlocal conns" reads it */
+	__u32 tcp_pending;
 	__u64 peer_owner;
 };
 

@@ -54,6 +54,7 @@ int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t *
 		s->dir = FL_DIR_TCP;
 		s->dir_reason = 0;
 		s->peer_slot = 0;
+		s->tcp_pending = 0;
 		s->peer_owner = 0;
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		return (int)idx;

@@ -140,7 +140,7 @@ static __u64 fl_prev_sent(const struct fl_top_sample *prev, const struct fl_conn
 		for (k = 0; k < 2; k++)
 			if (p[k]->present && p[k]->ref.owner == e->ref.owner &&
 			    !memcmp(&p[k]->key, &e->key, sizeof(e->key)))
-				return p[k]->slot.tcp_sent + p[k]->slot.redirected;
+				return p[k]->slot.tcp_sent + p[k]->slot.tcp_pending + p[k]->slot.redirected;
 	}
 	return 0;
 }
@@ -149,7 +149,8 @@ static double fl_end_rate(const struct fl_top_sample *prev, const struct fl_conn
 {
 	if (!e->present)
 		return 0;
-	return fl_rate(e->slot.tcp_sent + e->slot.redirected, fl_prev_sent(prev, e), dt);
+	return fl_rate(e->slot.tcp_sent + e->slot.tcp_pending + e->slot.redirected,
+		       fl_prev_sent(prev, e), dt);
 }
 
 static int fl_row_cmp(const void *x, const void *y)

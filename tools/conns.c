@@ -107,17 +107,17 @@ int fl_conns_read(const struct fl_pins *pins, struct fl_conn **out, size_t *n, c
 		struct fl_conn *c = &conns[k++];
 
 		c->a = ends[i].end;
-		/* An end alone still names the other one's address. */
-		fl_key_mirror(&c->b.key, &c->a.key);
-		if (i + 1 < nends && !fl_end_cmp(&ends[i], &ends[i + 1])) {
+		if (i + 1 < nends && !fl_end_cmp(&ends[i], &ends[i + 1]))
 			c->b = ends[++i].end;
-			/* The end that connected comes first. */
-			if (!(c->a.ref.sk_flags & FL_SK_ACTIVE) && (c->b.ref.sk_flags & FL_SK_ACTIVE)) {
-				struct fl_conn_end t = c->a;
+		else
+			fl_key_mirror(&c->b.key, &c->a.key); /* alone: still names the other */
+		/* a is the end that called connect(), whenever that is known. */
+		if (!(c->a.ref.sk_flags & FL_SK_ACTIVE) &&
+		    (!c->b.present || (c->b.ref.sk_flags & FL_SK_ACTIVE))) {
+			struct fl_conn_end t = c->a;
 
-				c->a = c->b;
-				c->b = t;
-			}
+			c->a = c->b;
+			c->b = t;
 		}
 	}
 	free(ends);
@@ -133,11 +133,15 @@ void fl_conn_dir(const struct fl_conn_end *from, const struct fl_conn_end *to,
 
 	memset(d, 0, sizeof(*d));
 	if (!from->present) {
+		/* Nobody counts an unenrolled sender's bytes; its enrolled
+		 * reader counts what it has read of them. */
 		d->why_tcp = "not_enrolled";
+		if (to->present)
+			d->bytes = to->slot.consumed & FL_CONSUMED_MASK;
 		return;
 	}
 	d->redirected = from->slot.redirected;
-	d->bytes = from->slot.tcp_sent + from->slot.redirected;
+	d->bytes = from->slot.tcp_sent + from->slot.tcp_pending + from->slot.redirected;
 	if (to->present) {
 		consumed = to->slot.consumed & FL_CONSUMED_MASK;
 		d->unread = d->bytes > consumed ? d->bytes - consumed : 0;

@@ -23,15 +23,17 @@ struct fl_conn_end {
 	struct fl_slot slot;     /* a snapshot of its counters */
 };
 
-/* One connection: a is the end that connected when known (else the first
- * found), b the other. Each end's slot says how its own sends travel. */
+/* One connection: a is the end that called connect(), b the accepted one
+ * (an end that is not enrolled has only its key). Each end's slot says how
+ * its own sends travel. */
 struct fl_conn {
 	struct fl_conn_end a, b;
 };
 
 /* What one direction (from -> to) looks like. */
 struct fl_conn_dir {
-	__u64 bytes;           /* sent by from, over both paths */
+	__u64 bytes;           /* sent by from, over both paths (from not enrolled:
+				* what to has read of them) */
 	__u64 redirected;      /* of which by redirect */
 	__u64 unread;          /* not yet read by to (when to is enrolled) */
 	bool redirect;         /* where from's next message goes */

@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "fltest.h"
 
@@ -157,6 +158,40 @@ static int test_status_and_conns_exact(void)
 		   (unsigned long long)fl_t_status_u64("enrolled_sockets"),
 		   (unsigned long long)a.enrolled);
 	FL_T_CHECK(fl_t_status_u64("pairs") == a.pairs, "pairs did not drop back after close");
+	return 0;
+}
+
+/* A client that bypassed the shim (raw connect system call): the accepted
+ * end is listed alone, with why each direction is on TCP. */
+static int test_one_end_enrolled(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char want[64];
+	int lfd, c, s;
+	uint16_t cp;
+
+	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(!bind(lfd, (struct sockaddr *)&ss, len) && !listen(lfd, 1) &&
+		   !getsockname(lfd, (struct sockaddr *)&ss, &len), "listen");
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(syscall(SYS_connect, c, (struct sockaddr *)&ss, len) == 0, "raw connect");
+	s = accept(lfd, NULL, NULL);
+	FL_T_CHECK(s >= 0, "accept");
+	FL_T_CHECK(fl_xfer(c, s, 700, 0, 3) == 0 && fl_xfer(s, c, 300, 0, 4) == 0, "bytes");
+	cp = fl_port(c);
+	FL_CHECK_FIELD(cp, "\"\\(.a.enrolled) \\(.a.pid) \\(.b.enrolled) \\(.b.connected)\"",
+		       "false null true false");
+	snprintf(want, sizeof(want), "%u", fl_port(s));
+	FL_CHECK_FIELD(cp, ".b.port", want);
+	FL_CHECK_FIELD(cp, "\"\\(.a_to_b.path) \\(.a_to_b.why_tcp) \\(.a_to_b.bytes)\"",
+		       "tcp not_enrolled 700");
+	FL_CHECK_FIELD(cp, "\"\\(.b_to_a.path) \\(.b_to_a.why_tcp) \\(.b_to_a.bytes)\"",
+		       "tcp peer_not_enrolled 300");
+	close(c);
+	close(s);
+	close(lfd);
 	return 0;
 }
 
@@ -343,6 +378,8 @@ int main(void)
 {
 	FL_T_RUN("status and conns report 4 connections, their bytes and messages exactly",
 		 test_status_and_conns_exact);
+	FL_T_RUN("conns lists a connection with one end enrolled, and why each way is on TCP",
+		 test_one_end_enrolled);
 	FL_T_RUN("status and conns JSON parse, and their text names the connection",
 		 test_outputs_parse);
 	FL_T_RUN("batching counts every write, byte and flush, and says why it flushed",
