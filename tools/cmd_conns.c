@@ -53,7 +53,7 @@ static void fl_print_text(const struct fl_conn *c, size_t n, double now)
 	struct fl_conn_dir d1, d2;
 	size_t i;
 
-	printf("%-24s %-22s %-24s %-22s %-28s %-28s %s\n", "A (connected)", "PID/COMM A", "B",
+	printf("%-24s %-22s %-24s %-22s %-30s %-30s %s\n", "A (connected)", "PID/COMM A", "B",
 	       "PID/COMM B", "A->B", "B->A", "AGE");
 	for (i = 0; i < n; i++) {
 		fl_conn_addr(&c[i].a, a, sizeof(a));
@@ -64,13 +64,23 @@ static void fl_print_text(const struct fl_conn *c, size_t n, double now)
 		fl_conn_dir(&c[i].b, &c[i].a, &d2);
 		fl_dir_text(&d1, ab, sizeof(ab));
 		fl_dir_text(&d2, ba, sizeof(ba));
-		printf("%-24s %-22s %-24s %-22s %-28s %-28s %s\n", a, wa, b, wb, ab, ba,
+		printf("%-24s %-22s %-24s %-22s %-30s %-30s %s\n", a, wa, b, wb, ab, ba,
 		       fl_fmt_age(fl_conn_age(&c[i], now), age, sizeof(age)));
 	}
 	printf("%zu connections, %zu with both ends enrolled\n", n, fl_conns_pairs(c, n));
 }
 
-static void fl_json_end_obj(struct fl_json *j, const char *key, const struct fl_conn_end *e)
+/* Whether end e called connect(); for an end that is not enrolled, known
+ * when the other one is enrolled and was accepted. */
+static bool fl_connected(const struct fl_conn_end *e, const struct fl_conn_end *other)
+{
+	if (e->present)
+		return e->ref.sk_flags & FL_SK_ACTIVE;
+	return other->present && !(other->ref.sk_flags & FL_SK_ACTIVE);
+}
+
+static void fl_json_end_obj(struct fl_json *j, const char *key, const struct fl_conn_end *e,
+			    const struct fl_conn_end *other)
 {
 	char ip[INET6_ADDRSTRLEN];
 	int fam = fl_conn_ip(e, ip, sizeof(ip));
@@ -80,7 +90,7 @@ static void fl_json_end_obj(struct fl_json *j, const char *key, const struct fl_
 	fl_json_str(j, "addr", ip);
 	fl_json_u64(j, "port", e->key.local_port);
 	fl_json_bool(j, "enrolled", e->present);
-	fl_json_bool(j, "connected", e->present && (e->ref.sk_flags & FL_SK_ACTIVE));
+	fl_json_bool(j, "connected", fl_connected(e, other));
 	if (e->present) {
 		fl_json_u64(j, "pid", e->ref.pid);
 		fl_json_str(j, "comm", e->ref.comm);
@@ -119,8 +129,8 @@ static void fl_print_json(const struct fl_conn *c, size_t n, double now, bool lo
 	for (i = 0; i < n; i++) {
 		fl_json_object(&j, NULL);
 		fl_json_u64(&j, "netns_cookie", c[i].a.key.netns_cookie);
-		fl_json_end_obj(&j, "a", &c[i].a);
-		fl_json_end_obj(&j, "b", &c[i].b);
+		fl_json_end_obj(&j, "a", &c[i].a, &c[i].b);
+		fl_json_end_obj(&j, "b", &c[i].b, &c[i].a);
 		fl_conn_dir(&c[i].a, &c[i].b, &d);
 		fl_json_dir(&j, "a_to_b", &d);
 		fl_conn_dir(&c[i].b, &c[i].a, &d);

@@ -183,6 +183,7 @@ static int test_one_end_enrolled(void)
 	cp = fl_port(c);
 	FL_CHECK_FIELD(cp, "\"\\(.a.enrolled) \\(.a.pid) \\(.b.enrolled) \\(.b.connected)\"",
 		       "false null true false");
+	FL_CHECK_FIELD(cp, ".a.connected", "true");
 	snprintf(want, sizeof(want), "%u", fl_port(s));
 	FL_CHECK_FIELD(cp, ".b.port", want);
 	FL_CHECK_FIELD(cp, "\"\\(.a_to_b.path) \\(.a_to_b.why_tcp) \\(.a_to_b.bytes)\"",
