@@ -229,8 +229,10 @@ static void fl_print_nonzero(const __u64 *c, const struct fl_counter_name *names
 	for (i = 0; i < n; i++) {
 		if (!c[names[i].idx])
 			continue;
-		printf("%s%s %llu%s", any ? ", " : " ", names[i].key,
-		       (unsigned long long)c[names[i].idx], unit);
+		printf("%s%s", any ? ", " : " ", names[i].key);
+		if (names[i].errno_name)
+			printf(" (%s)", names[i].errno_name);
+		printf(" %llu%s", (unsigned long long)c[names[i].idx], unit);
 		any = true;
 	}
 	printf("%s\n", any ? "" : " none");

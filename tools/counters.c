@@ -11,37 +11,37 @@
 #include <bpf/libbpf.h>
 
 const struct fl_counter_name fl_pass_reasons[8] = {
-	{ FL_STAT_PASS_NOT_ENROLLED_BYTES, "not_enrolled" },
-	{ FL_STAT_PASS_NO_PEER_BYTES, "peer_not_enrolled" },
-	{ FL_STAT_PASS_GATE_BYTES, "ordering_gate" },
-	{ FL_STAT_PASS_FLOW_BYTES, "flow_control" },
-	{ FL_STAT_PASS_BLIND_BYTES, "peer_reads_unseen" },
-	{ FL_STAT_PASS_UNSUPPORTED_BYTES, "unsupported_feature" },
-	{ FL_STAT_PASS_SHUTDOWN_BYTES, "shut_down" },
-	{ FL_STAT_PASS_CONFIG_BYTES, "switched_off" },
+	{ FL_STAT_PASS_NOT_ENROLLED_BYTES, "not_enrolled", NULL },
+	{ FL_STAT_PASS_NO_PEER_BYTES, "peer_not_enrolled", NULL },
+	{ FL_STAT_PASS_GATE_BYTES, "ordering_gate", NULL },
+	{ FL_STAT_PASS_FLOW_BYTES, "flow_control", NULL },
+	{ FL_STAT_PASS_BLIND_BYTES, "peer_reads_unseen", NULL },
+	{ FL_STAT_PASS_UNSUPPORTED_BYTES, "unsupported_feature", NULL },
+	{ FL_STAT_PASS_SHUTDOWN_BYTES, "shut_down", NULL },
+	{ FL_STAT_PASS_CONFIG_BYTES, "switched_off", NULL },
 };
 
 const struct fl_counter_name fl_fallback_names[10] = {
-	{ FL_USTAT_FB_DISABLED, "disabled" },
-	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local" },
-	{ FL_USTAT_FB_NO_ISN, "no_isn_record" },
-	{ FL_USTAT_FB_ODD_SOCKET, "odd_socket" },
-	{ FL_USTAT_FB_NO_SLOT, "no_free_slot" },
-	{ FL_USTAT_FB_EOPNOTSUPP, "insert_eopnotsupp" },
-	{ FL_USTAT_FB_EBUSY, "insert_ebusy" },
-	{ FL_USTAT_FB_ENOMEM, "insert_enomem" },
-	{ FL_USTAT_FB_EEXIST, "insert_eexist" },
-	{ FL_USTAT_FB_OTHER, "other" },
+	{ FL_USTAT_FB_DISABLED, "disabled", "ECANCELED" },
+	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local", "EREMOTE" },
+	{ FL_USTAT_FB_NO_ISN, "no_isn_record", "ENODATA" },
+	{ FL_USTAT_FB_ODD_SOCKET, "odd_socket", "ENOTSUP" },
+	{ FL_USTAT_FB_NO_SLOT, "no_free_slot", "ENOSPC" },
+	{ FL_USTAT_FB_EOPNOTSUPP, "insert_eopnotsupp", "EOPNOTSUPP" },
+	{ FL_USTAT_FB_EBUSY, "insert_ebusy", "EBUSY" },
+	{ FL_USTAT_FB_ENOMEM, "insert_enomem", "ENOMEM" },
+	{ FL_USTAT_FB_EEXIST, "insert_eexist", "EEXIST" },
+	{ FL_USTAT_FB_OTHER, "other", "other errno" },
 };
 
 const struct fl_counter_name fl_flush_names[7] = {
-	{ FL_USTAT_FLUSH_FULL, "full" },
-	{ FL_USTAT_FLUSH_READER_IDLE, "reader_idle" },
-	{ FL_USTAT_FLUSH_WAIT, "before_wait" },
-	{ FL_USTAT_FLUSH_CLOSE, "close" },
-	{ FL_USTAT_FLUSH_TIMER, "timer" },
-	{ FL_USTAT_FLUSH_OPTION, "socket_option" },
-	{ FL_USTAT_FLUSH_WRITE, "write" },
+	{ FL_USTAT_FLUSH_FULL, "full", NULL },
+	{ FL_USTAT_FLUSH_READER_IDLE, "reader_idle", NULL },
+	{ FL_USTAT_FLUSH_WAIT, "before_wait", NULL },
+	{ FL_USTAT_FLUSH_CLOSE, "close", NULL },
+	{ FL_USTAT_FLUSH_TIMER, "timer", NULL },
+	{ FL_USTAT_FLUSH_OPTION, "socket_option", NULL },
+	{ FL_USTAT_FLUSH_WRITE, "write", NULL },
 };
 
 const char *fl_pass_reason_key(unsigned idx)

@@ -21,6 +21,7 @@ struct fl_counters {
 struct fl_counter_name {
 	int idx;
 	const char *key;
+	const char *errno_name; /* fallbacks: what fastlocal_enroll_fd() returns */
 };
 
 #define FL_NR(a) (sizeof(a) / sizeof((a)[0]))
