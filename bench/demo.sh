@@ -38,3 +38,6 @@ if [ "$((r1 - r0))" -le 0 ]; then
 fi
 awk -v a="$(field "$fast" mbps)" -v b="$(field "$plain" mbps)" \
 	'BEGIN { printf "fastlocal: %.1fx plain TCP; both streams byte-exact, the fastlocal one off the TCP stack.\n", a / b }'
+echo
+echo "what fastlocal saw ($CLI status):"
+"$CLI" status | sed -n '/enrolled:/,$p'
