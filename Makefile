@@ -130,20 +130,29 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	bench/demo.sh $(BUILD)
 
-# BENCH_ARGS=--quick for a short run; results in $(BUILD)/bench/.
+# BENCH_ARGS=--quick for a short run (or --reps N); results, CSV/JSON and
+# PNG charts in $(BUILD)/bench/. The real-application benchmarks follow
+# (bench/apps/run.sh, when present), with --quick passed on.
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/fdtable_lookup
 	bench/run.sh $(BUILD) $(BENCH_ARGS)
 	$(BUILD)/fdtable_lookup
+	@if [ -x bench/apps/run.sh ]; then \
+		q=; case " $(BENCH_ARGS) " in *" --quick "*) q=--quick ;; esac; \
+		echo "bench/apps/run.sh $(BUILD) $$q"; bench/apps/run.sh $(BUILD) $$q; \
+	fi
 
 $(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
 
-$(BUILD)/fl-bench: bench/fl-bench.c
+# One binary, one workload a file: stream and ping-pong (fl-bench.c),
+# request/response over N connections (fl-rr.c), connection churn (fl-churn.c).
+FL_BENCH_SRCS := bench/fl-bench.c bench/fl-common.c bench/fl-rr.c bench/fl-churn.c
+$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lpthread
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $(FL_BENCH_SRCS) $(LDFLAGS_ALL) -lpthread
 
 # The fd table against uthash, the other candidate the design considered.
 $(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h
@@ -151,13 +160,19 @@ $(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtabl
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< preload/fdtable.c $(LDFLAGS_ALL)
 
 # ---------------------------------------------------------------- install
-install: $(SHIM) $(CLI)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+# "fastlocal bench" finds its harness and fl-bench in $(LIBDIR)/fastlocal/bench.
+BENCH_FILES := bench/run.sh bench/report.sh bench/plot.sh bench/plot.gnuplot
+install: $(SHIM) $(CLI) $(BUILD)/fl-bench
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/fastlocal/bench
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fastlocal
 	install -m 0755 $(SHIM) $(DESTDIR)$(LIBDIR)/libfastlocal.so
+	install -m 0755 $(BUILD)/fl-bench $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench
+	install -m 0644 $(BENCH_FILES) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/fastlocal $(DESTDIR)$(LIBDIR)/libfastlocal.so
+	rm -f $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench $(addprefix $(DESTDIR)$(LIBDIR)/fastlocal/bench/,$(notdir $(BENCH_FILES)))
+	-rmdir $(DESTDIR)$(LIBDIR)/fastlocal/bench $(DESTDIR)$(LIBDIR)/fastlocal 2>/dev/null
 
 clean:
 	rm -rf build build-san

@@ -1,154 +1,36 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fl-bench - throughput and round-trip time over one loopback connection,
- * every byte verified. A plain socket program: whether it runs over TCP,
- * raw redirect or fastlocal is decided by how bench/run.sh starts it.
+ * fl-bench - throughput, round-trip time, request rate and connection churn
+ * over loopback, every byte verified. A plain socket program: whether it
+ * runs over TCP, raw redirect or fastlocal is decided by how bench/run.sh
+ * starts it.
  *
- *   fl-bench stream   --size S [--seconds T] [--unix] [--nodelay]
- *   fl-bench pingpong --size S [--iters N]   [--unix] [--nodelay]
+ *   fl-bench stream   --size S [--seconds T] [--split] [--rbuf B]
+ *   fl-bench pingpong --size S [--iters N] [--seconds T]
+ *   fl-bench rr       --size S --conns N [--seconds T]     (fl-rr.c)
+ *   fl-bench churn    --size S [--seconds T]               (fl-churn.c)
  *
- * Verification costs almost nothing: the stream is a fixed table of random
- * bytes repeated with a period that is not a power of two, so a lost,
- * duplicated or shifted byte breaks a memcmp against the table.
+ * Every mode takes --unix (AF_UNIX instead of TCP) and --nodelay, and prints
+ * one line of key=value pairs. A wrong, lost or extra byte exits 1.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#define PERIOD ((1 << 20) + 7) /* bytes before the pattern repeats */
-
-static uint8_t *fl_pat; /* 2 * PERIOD: any slice up to PERIOD is contiguous */
-
-struct fl_opts {
-	int pingpong, is_unix, nodelay, split; /* split: writer on CPU 0, reader on CPU 1 */
-	size_t size, rbuf;
-	double seconds;
-	long iters;
-};
-
-static double fl_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void fl_die(const char *what)
-{
-	fprintf(stderr, "fl-bench: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void fl_pattern_init(void)
-{
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
-	size_t i;
-
-	fl_pat = malloc(2 * (size_t)PERIOD);
-	if (!fl_pat)
-		fl_die("malloc");
-	for (i = 0; i < PERIOD; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		fl_pat[i] = fl_pat[i + PERIOD] = (uint8_t)x;
-	}
-}
-
-/* A connected pair: client c, server s. */
-static void fl_pair(const struct fl_opts *o, int *c, int *s)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int l, one = 1, sv[2];
-
-	if (o->is_unix) {
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-			fl_die("socketpair");
-		*c = sv[0];
-		*s = sv[1];
-		return;
-	}
-	l = socket(AF_INET, SOCK_STREAM, 0);
-	if (l < 0 || bind(l, (struct sockaddr *)&a, len) || listen(l, 1) ||
-	    getsockname(l, (struct sockaddr *)&a, &len))
-		fl_die("listen");
-	*c = socket(AF_INET, SOCK_STREAM, 0);
-	if (*c < 0 || connect(*c, (struct sockaddr *)&a, len))
-		fl_die("connect");
-	*s = accept(l, NULL, NULL);
-	if (*s < 0)
-		fl_die("accept");
-	close(l);
-	if (o->nodelay) {
-		setsockopt(*c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		setsockopt(*s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
-}
-
-static void fl_write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			fl_die("write");
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* Reads exactly n bytes at stream offset *pos and checks them. */
-static void fl_read_check(int fd, uint8_t *buf, size_t n, uint64_t *pos)
-{
-	while (n) {
-		ssize_t r = read(fd, buf, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			fl_die(r ? "read" : "read: early EOF");
-		if (memcmp(buf, fl_pat + *pos % PERIOD, (size_t)r)) {
-			fprintf(stderr, "fl-bench: wrong bytes at offset %llu\n",
-				(unsigned long long)*pos);
-			exit(1);
-		}
-		*pos += (uint64_t)r;
-		n -= (size_t)r;
-	}
-}
+#include "fl-common.h"
 
 /* ------------------------------------------------------------- stream */
 
 struct fl_stream {
 	int fd;
 	const struct fl_opts *o;
-	volatile int stop;
 	uint64_t bytes;
-	double secs;
 };
-
-static void fl_pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
 
 static void *fl_stream_writer(void *arg)
 {
@@ -158,9 +40,10 @@ static void *fl_stream_writer(void *arg)
 
 	if (w->o->split)
 		fl_pin(0);
-	while (!w->stop) {
+	for (;;) {
 		fl_write_all(w->fd, fl_pat + pos % PERIOD, w->o->size);
 		pos += w->o->size;
+		/* The clock is read once a MiB, not once a write. */
 		if ((pos & ((1 << 20) - 1)) < w->o->size && fl_now() - t0 >= w->o->seconds)
 			break;
 	}
@@ -169,14 +52,14 @@ static void *fl_stream_writer(void *arg)
 	return NULL;
 }
 
-static int fl_stream(const struct fl_opts *o)
+int fl_stream(const struct fl_opts *o)
 {
 	struct fl_stream w = { .o = o };
 	size_t cap = o->rbuf ? o->rbuf : 64 << 10; /* what applications typically read into */
 	uint8_t *buf = malloc(cap);
 	uint64_t pos = 0;
 	pthread_t th;
-	double t0;
+	double t0, secs;
 	int c, s;
 
 	fl_pair(o, &c, &s);
@@ -194,21 +77,18 @@ static int fl_stream(const struct fl_opts *o)
 			fl_die("read");
 		if (r == 0)
 			break;
-		if (memcmp(buf, fl_pat + pos % PERIOD, (size_t)r)) {
-			fprintf(stderr, "fl-bench: wrong bytes at offset %llu\n", (unsigned long long)pos);
-			return 1;
-		}
+		fl_check(buf, (size_t)r, pos);
 		pos += (uint64_t)r;
 	}
 	pthread_join(th, NULL);
-	w.secs = fl_now() - t0;
+	secs = fl_now() - t0;
 	if (pos != w.bytes) {
 		fprintf(stderr, "fl-bench: read %llu of %llu bytes\n", (unsigned long long)pos,
 			(unsigned long long)w.bytes);
 		return 1;
 	}
-	printf("bytes=%llu seconds=%.3f mbps=%.1f\n", (unsigned long long)pos, w.secs,
-	       (double)pos / w.secs / 1e6);
+	printf("bytes=%llu seconds=%.3f mbps=%.1f\n", (unsigned long long)pos, secs,
+	       (double)pos / secs / 1e6);
 	return 0;
 }
 
@@ -217,20 +97,31 @@ static int fl_stream(const struct fl_opts *o)
 struct fl_echo {
 	int fd;
 	const struct fl_opts *o;
+	long msgs;
 };
 
+/* Echoes whole messages until the client shuts its side down. */
 static void *fl_echo_server(void *arg)
 {
 	struct fl_echo *e = arg;
 	uint8_t *buf = malloc(e->o->size);
 	uint64_t pos = 0;
-	long i;
 
-	for (i = 0; i < e->o->iters; i++) {
+	for (;;) {
 		uint64_t at = pos;
+		ssize_t r = read(e->fd, buf, e->o->size); /* EOF is only legal here, between messages */
 
-		fl_read_check(e->fd, buf, e->o->size, &pos);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			fl_die("read");
+		if (r == 0)
+			break;
+		fl_check(buf, (size_t)r, pos);
+		pos += (uint64_t)r;
+		fl_read_check(e->fd, buf + r, e->o->size - (size_t)r, &pos);
 		fl_write_all(e->fd, fl_pat + at % PERIOD, e->o->size);
+		e->msgs++;
 	}
 	free(buf);
 	return NULL;
@@ -243,19 +134,20 @@ static int fl_cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int fl_pingpong(const struct fl_opts *o)
+int fl_pingpong(const struct fl_opts *o)
 {
 	struct fl_echo e = { .o = o };
 	uint8_t *buf = malloc(o->size);
-	double *rtt = malloc(sizeof(double) * (size_t)o->iters), t0, sum = 0;
+	double *rtt = malloc(sizeof(double) * (size_t)o->iters), start, t0, sum = 0;
 	uint64_t out = 0, in = 0;
 	pthread_t th;
-	long i;
+	long i, n;
 	int c, s;
 
 	fl_pair(o, &c, &s);
 	e.fd = s;
 	pthread_create(&th, NULL, fl_echo_server, &e);
+	start = fl_now();
 	for (i = 0; i < o->iters; i++) {
 		t0 = fl_now();
 		fl_write_all(c, fl_pat + out % PERIOD, o->size);
@@ -263,14 +155,29 @@ static int fl_pingpong(const struct fl_opts *o)
 		fl_read_check(c, buf, o->size, &in);
 		rtt[i] = (fl_now() - t0) * 1e6;
 		sum += rtt[i];
+		if (o->seconds > 0 && fl_now() - start >= o->seconds) { /* the time cap */
+			i++;
+			break;
+		}
 	}
+	n = i;
+	shutdown(c, SHUT_WR);
 	pthread_join(th, NULL);
-	qsort(rtt, (size_t)o->iters, sizeof(double), fl_cmp_double);
-	printf("iters=%ld mean_us=%.2f p50_us=%.2f p99_us=%.2f p999_us=%.2f\n", o->iters,
-	       sum / (double)o->iters, rtt[o->iters / 2], rtt[o->iters * 99 / 100],
-	       rtt[o->iters * 999 / 1000]);
+	if (e.msgs != n) {
+		fprintf(stderr, "fl-bench: echoed %ld of %ld messages\n", e.msgs, n);
+		return 1;
+	}
+	qsort(rtt, (size_t)n, sizeof(double), fl_cmp_double);
+	printf("iters=%ld mean_us=%.2f p50_us=%.2f p99_us=%.2f p999_us=%.2f\n", n,
+	       sum / (double)n, rtt[n / 2], rtt[n * 99 / 100], rtt[n * 999 / 1000]);
 	return 0;
 }
+
+/* ------------------------------------------------------------- main */
+
+static const char fl_usage[] =
+	"usage: fl-bench stream|pingpong|rr|churn --size S [--seconds T] [--iters N] [--conns N]\n"
+	"                [--unix] [--nodelay] [--split] [--rbuf B]\n";
 
 int main(int argc, char **argv)
 {
@@ -278,6 +185,7 @@ int main(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "iters", required_argument, NULL, 'n' },
+		{ "conns", required_argument, NULL, 'c' },
 		{ "unix", no_argument, NULL, 'u' },
 		{ "nodelay", no_argument, NULL, 'd' },
 		{ "split", no_argument, NULL, 'S' },
@@ -285,32 +193,48 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct fl_opts o = { .size = 64, .seconds = 1.0, .iters = 20000 };
+	static const struct {
+		const char *name;
+		int (*fn)(const struct fl_opts *o);
+	} modes[] = {
+		{ "stream", fl_stream }, { "pingpong", fl_pingpong },
+		{ "rr", fl_rr }, { "churn", fl_churn },
+	};
+	/* seconds < 0: not given; stream, rr and churn then run 1 s, and
+	 * ping-pong runs its --iters without a time cap. */
+	struct fl_opts o = { .size = 64, .seconds = -1, .iters = 20000, .conns = 1 };
+	size_t m;
 	int ch;
 
-	if (argc < 2 || (strcmp(argv[1], "stream") && strcmp(argv[1], "pingpong"))) {
-		fprintf(stderr, "usage: fl-bench stream|pingpong --size S [--seconds T] [--iters N] "
-			"[--unix] [--nodelay]\n");
+	for (m = 0; argc >= 2 && m < sizeof(modes) / sizeof(modes[0]); m++)
+		if (!strcmp(argv[1], modes[m].name))
+			break;
+	if (argc < 2 || m == sizeof(modes) / sizeof(modes[0])) {
+		fputs(fl_usage, stderr);
 		return 2;
 	}
-	o.pingpong = !strcmp(argv[1], "pingpong");
 	optind = 2;
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's': o.size = strtoul(optarg, NULL, 10); break;
 		case 't': o.seconds = atof(optarg); break;
 		case 'n': o.iters = atol(optarg); break;
+		case 'c': o.conns = atol(optarg); break;
 		case 'u': o.is_unix = 1; break;
 		case 'd': o.nodelay = 1; break;
 		case 'S': o.split = 1; break;
 		case 'r': o.rbuf = strtoul(optarg, NULL, 10); break;
+		case 'h': fputs(fl_usage, stdout); return 0;
 		default: return 2;
 		}
 	}
-	if (!o.size || o.size > PERIOD || o.iters < 1) {
-		fprintf(stderr, "fl-bench: --size must be 1..%d and --iters positive\n", PERIOD);
+	if (!o.size || o.size > PERIOD || o.iters < 1 || o.conns < 1 || o.conns > 4096) {
+		fprintf(stderr, "fl-bench: --size must be 1..%d, --iters positive, --conns 1..4096\n",
+			PERIOD);
 		return 2;
 	}
+	if (o.seconds < 0 && modes[m].fn != fl_pingpong)
+		o.seconds = 1.0;
 	fl_pattern_init();
-	return o.pingpong ? fl_pingpong(&o) : fl_stream(&o);
+	return modes[m].fn(&o);
 }

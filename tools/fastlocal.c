@@ -20,6 +20,7 @@ static const char fl_main_help[] =
 	"  conns     list the accelerated connections, each direction's path and bytes\n"
 	"  top       a live view of the counters and the busiest connections\n"
 	"  run       run a command with the fastlocal shim preloaded\n"
+	"  bench     measure TCP, AF_UNIX, raw redirect and fastlocal on this machine\n"
 	"  version   print the version\n"
 	"  help      show this help, or 'help COMMAND' for a command's help\n"
 	"\n"
@@ -42,6 +43,7 @@ static const struct fl_command fl_commands[] = {
 	{ "run", cmd_run },
 	{ "conns", cmd_conns },
 	{ "top", cmd_top },
+	{ "bench", cmd_bench },
 };
 
 /* "fastlocal[ cmd]: message" on stderr, without the newline. */
