@@ -58,6 +58,8 @@ static void fl_config_read(void)
 	fl_cfg.compat = !(compat && (!strcmp(compat, "off") || !strcmp(compat, "0")));
 	fl_cfg.flush_bytes = fl_env_uint("FASTLOCAL_FLUSH_BYTES", 256 << 10, 16 << 10, 4 << 20);
 	fl_cfg.flush_usec = fl_env_uint("FASTLOCAL_FLUSH_USEC", 200, 10, 100000);
+	fl_cfg.enroll_after = fl_env_uint("FASTLOCAL_ENROLL_AFTER", FL_ENROLL_AFTER_DEFAULT, 0,
+					  1u << 30);
 	fl_cfg.log_level = fl_parse_level(log);
 	fl_cfg.log_set = log && (fl_cfg.log_level != FL_LOG_OFF || !strcmp(log, "off"));
 	fl_cfg.run = run && !strcmp(run, "1");

@@ -176,6 +176,68 @@ int fl_enroll_adopt(int fd)
 
 int fl_enroll(int fd)
 {
+	return fl_enroll_read(fd, 0);
+}
+
+void fl_enroll_or_defer(int fd)
+{
+	struct fl_fd *e;
+
+	if (!fl_config()->enroll_after || !fl_config()->enabled) {
+		fl_enroll(fd);
+		return;
+	}
+	e = fl_fd_get(fd);
+	if (!e) {
+		fl_enroll(fd);
+		return;
+	}
+	__atomic_store_n(&e->pend_read, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->pend_moved, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->pend_readers, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE);
+}
+
+bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n, bool read)
+{
+	uint32_t expect = FL_FD_PENDING;
+	uint64_t moved;
+	int saved;
+
+	if (read)
+		__atomic_fetch_add(&e->pend_read, n, __ATOMIC_SEQ_CST);
+	moved = __atomic_add_fetch(&e->pend_moved, n, __ATOMIC_RELAXED);
+	if (moved < fl_config()->enroll_after)
+		return false;
+	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return fl_fd_state(e) == FL_FD_ENROLLED;
+	/*
+	 * IMPORTANT: not while another thread is inside a read of this socket.
+	 * That read waits in TCP's recvmsg for TCP's queue; once the socket is
+	 * in the sockhash, its peer's bytes arrive in the redirected queue,
+	 * which that wait never looks at: it would sleep forever. So the
+	 * enrollment waits for a moment without readers (the last reader's
+	 * own fl_rx_end tries again). Readers count themselves before they
+	 * look at the state, this thread sets the state before it looks at
+	 * the count (both sequentially consistent): one of the two sees the
+	 * other. Every finished read is in pend_read by then, so "consumed"
+	 * starts exact.
+	 */
+	if (__atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	saved = errno;
+	fl_debug("fd %d: moved %llu bytes over TCP, enrolling", fd, (unsigned long long)moved);
+	if (fl_enroll_read(fd, __atomic_load_n(&e->pend_read, __ATOMIC_SEQ_CST)))
+		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE); /* stays on TCP */
+	errno = saved;
+	return fl_fd_state(e) == FL_FD_ENROLLED;
+}
+
+int fl_enroll_read(int fd, uint64_t already_read)
+{
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
 	const struct fl_maps *m;
@@ -244,7 +306,7 @@ int fl_enroll(int fd)
 	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
 		budget = (uint32_t)rcvbuf;
 
-	slot = fl_slot_alloc(cookie, budget, st.snd_isn, &gen);
+	slot = fl_slot_alloc(cookie, budget, st.snd_isn, already_read, &gen);
 	if (slot < 0)
 		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
 	st.slot = (uint32_t)slot;

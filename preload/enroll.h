@@ -3,6 +3,11 @@
 #ifndef FL_ENROLL_H
 #define FL_ENROLL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fdtable.h"
+
 /*
  * Enrolls fd, a connected TCP socket, if its peer is on this host: claims a
  * slot for its counters, records its keys and inserts it into the sockhash.
@@ -17,6 +22,23 @@
  * Every fallback is counted and logged at debug level. Never closes fd.
  */
 int fl_enroll(int fd);
+
+/* fl_enroll for a socket the application has already read `already_read`
+ * bytes from (over TCP, while it was pending): the peer's ordering gate
+ * counts them as read. */
+int fl_enroll_read(int fd, uint64_t already_read);
+
+/*
+ * After connect()/accept(): enrolls fd at once when FASTLOCAL_ENROLL_AFTER
+ * is 0; otherwise marks it pending, for fl_pending_io() to enroll once the
+ * connection has moved that many bytes. A connection that closes sooner
+ * never pays for enrollment: no system call here.
+ */
+void fl_enroll_or_defer(int fd);
+
+/* A pending fd moved n more bytes (read: the application read them).
+ * Enrolls it when it has moved enough; true if fd is enrolled now. */
+bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n, bool read);
 
 /* Re-attaches fd, a socket this process inherited through exec that was
  * enrolled before: its reads are counted again. 0 or -errno. */

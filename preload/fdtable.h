@@ -16,6 +16,9 @@ enum fl_fd_state {
 	FL_FD_UNKNOWN = 0,  /* nothing recorded: plain pass-through */
 	FL_FD_CONNECTING,   /* non-blocking connect to a local peer in progress */
 	FL_FD_ENROLLED,     /* in the sockhash; reads are counted in its slot */
+	FL_FD_PENDING,      /* connected, not enrolled until it has moved enroll_after
+			     * bytes (config.h); reads are counted in the entry */
+	FL_FD_ENROLLING,    /* a thread is enrolling it: others wait (enroll.c) */
 };
 
 /* Per-fd flags, kept whatever the state. */
@@ -33,6 +36,13 @@ struct fl_fd {
 	uint32_t pad;
 	uint64_t gen;    /* with FL_FD_ENROLLED: the slot generation it owns */
 	struct fl_tx *tx; /* with FL_FD_ENROLLED: its send buffer, or NULL (tx.h) */
+	/* with FL_FD_PENDING (atomic): bytes the application has read (the
+	 * slot's first "consumed" when it enrolls), bytes moved either way,
+	 * and reads in progress (enrollment waits until there are none) */
+	uint64_t pend_read;
+	uint64_t pend_moved;
+	uint32_t pend_readers;
+	uint32_t pad2;
 };
 
 #define FL_FD_MAX (1 << 20) /* fds above are never tracked (pass-through) */

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <time.h>
 #include <sys/ioctl.h>
@@ -45,6 +46,8 @@ struct fl_rx {
 	uint64_t gen;
 	bool on;
 	struct fl_rxq *q;
+	int fd;
+	struct fl_fd *pend; /* a pending fd's entry: the read counts there */
 };
 
 /* A non-blocking connect() finished: enroll before the first read or write. */
@@ -58,27 +61,75 @@ static void fl_first_use(int fd, struct fl_fd *e)
 		errno = saved;
 		return;
 	}
-	/* One thread enrolls; a failed connect simply stays untracked. */
+	/* One thread enrolls (or defers); a failed connect simply stays
+	 * untracked. */
 	if (__atomic_compare_exchange_n(&e->state, &expect, FL_FD_UNKNOWN, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE))
-		fl_enroll(fd);
+		fl_enroll_or_defer(fd);
 	errno = saved;
 }
 
-static inline struct fl_fd *fl_tracked(int fd)
+/* The states other than enrolled and untracked (fl_tracked_io). */
+static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_t len,
+				     struct fl_fd **pend)
+{
+	for (;;) {
+		if (st == FL_FD_CONNECTING) {
+			fl_first_use(fd, e);
+			st = fl_fd_state(e);
+			if (st == FL_FD_CONNECTING)
+				return NULL;
+			continue;
+		}
+		if (st == FL_FD_ENROLLING) { /* another thread is at it: a moment */
+			sched_yield();
+			st = fl_fd_state(e);
+			continue;
+		}
+		if (st != FL_FD_PENDING)
+			return st == FL_FD_ENROLLED ? e : NULL;
+		if (len) { /* a write: it may be the one that enrolls */
+			if (fl_pending_io(fd, e, len, false))
+				return e;
+			len = 0;
+			st = fl_fd_state(e);
+			continue;
+		}
+		if (!pend)
+			return NULL;
+		/* A read: counted in flight first, then the state checked
+		 * again (fl_pending_io says why). */
+		__atomic_fetch_add(&e->pend_readers, 1, __ATOMIC_SEQ_CST);
+		st = __atomic_load_n(&e->state, __ATOMIC_SEQ_CST);
+		if (st == FL_FD_PENDING) {
+			*pend = e;
+			return NULL;
+		}
+		__atomic_fetch_sub(&e->pend_readers, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/*
+ * The fd's entry if it is enrolled, before a call that moves `len` bytes
+ * (0 for a read: its bytes are counted after it, fl_rx_end). A pending fd
+ * that has now moved enough is enrolled first. For a read of a pending fd,
+ * *pend is set to its entry, counted as a reader in flight until
+ * fl_rx_end; pend is NULL for calls that are not reads.
+ */
+static inline struct fl_fd *fl_tracked_io(int fd, size_t len, struct fl_fd **pend)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
 	uint32_t st = fl_fd_state(e);
 
+	if (pend)
+		*pend = NULL;
 	if (st == FL_FD_UNKNOWN)
 		return NULL;
-	if (st == FL_FD_CONNECTING) {
-		fl_first_use(fd, e);
-		if (fl_fd_state(e) != FL_FD_ENROLLED)
-			return NULL;
-	}
-	return e;
+	if (__builtin_expect(st == FL_FD_ENROLLED, 1))
+		return e;
+	return fl_tracked_slow(fd, e, st, len, pend);
 }
+
 
 static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 {
@@ -87,8 +138,9 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 	/* A read may wait for an answer to what this process buffered. */
 	if (fl_tx_any_pending())
 		fl_tx_flush_all();
-	e = fl_tracked(fd);
+	e = fl_tracked_io(fd, 0, &rx->pend);
 
+	rx->fd = fd;
 	rx->on = e != NULL;
 	rx->slot = e ? e->slot : 0;
 	rx->gen = e ? e->gen : 0;
@@ -99,8 +151,17 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 
 static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 {
-	if (rx->on && n > 0 && !(flags & MSG_PEEK))
+	bool counted = n > 0 && !(flags & MSG_PEEK);
+
+	if (rx->on && counted)
 		fl_slot_consume(rx->slot, rx->gen, (uint64_t)n);
+	if (!rx->pend)
+		return;
+	/* Counted before it stops being a reader in flight (fl_pending_io). */
+	if (counted)
+		__atomic_fetch_add(&rx->pend->pend_read, (uint64_t)n, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&rx->pend->pend_readers, 1, __ATOMIC_SEQ_CST);
+	fl_pending_io(rx->fd, rx->pend, counted ? (uint64_t)n : 0, false);
 }
 
 /*
@@ -110,7 +171,7 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
  */
 static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags)
 {
-	struct fl_fd *e = fl_tracked(fd);
+	struct fl_fd *e = fl_tracked_io(fd, len, NULL);
 
 	if (e && !__atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) &&
 	    fl_throttle(fd, e->slot, len, flags) < 0) {

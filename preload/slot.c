@@ -20,7 +20,8 @@ struct fl_slot *fl_slot_at(uint32_t idx)
 	return m && idx < FL_SLOTS_MAX ? &m->slots[idx] : NULL;
 }
 
-int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t *gen)
+int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t consumed,
+		  uint64_t *gen)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 	uint32_t start, i, idx;
@@ -45,7 +46,9 @@ int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t *
 		 */
 		word = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED);
 		*gen = (FL_GEN(word) + 1) & ((1ULL << (64 - FL_CONSUMED_BITS)) - 1);
-		__atomic_store_n(&s->consumed, *gen << FL_CONSUMED_BITS, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->consumed,
+				 (*gen << FL_CONSUMED_BITS) | (consumed & FL_CONSUMED_MASK),
+				 __ATOMIC_RELAXED);
 		s->budget = budget;
 		s->flags = 0;
 		s->tcp_sent = 0;

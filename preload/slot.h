@@ -14,9 +14,12 @@
 
 #include "fastlocal.h"
 
-/* Claims a free slot for the socket with this cookie and initialises it.
- * Returns the slot index and its generation in *gen, or -1 if all are taken. */
-int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t *gen);
+/* Claims a free slot for the socket with this cookie and initialises it;
+ * consumed: what the application has read from it already (over TCP,
+ * before it enrolled). Returns the slot index and its generation in *gen,
+ * or -1 if all are taken. */
+int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t consumed,
+		  uint64_t *gen);
 
 /* Gives a slot back (only when enrollment failed after fl_slot_alloc). */
 void fl_slot_free(uint32_t slot, uint64_t cookie);

@@ -60,7 +60,7 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
 		 * on this one before connecting stay. */
 		fl_fd_forget_socket(fd);
 	if (r == 0)
-		fl_enroll(fd);
+		fl_enroll_or_defer(fd);
 	else if (saved == EINPROGRESS || saved == EINTR)
 		/* The handshake finishes later; enroll on first use (io.c). */
 		fl_mark_connecting(fd);
@@ -87,7 +87,7 @@ int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	if (inherit && (e = fl_fd_get(c)))
 		__atomic_store_n(&e->flags, inherit, __ATOMIC_RELAXED);
 	/* Before the application sees the fd, so it has read nothing yet. */
-	fl_enroll(c);
+	fl_enroll_or_defer(c);
 	errno = saved;
 	return c;
 }

@@ -16,6 +16,10 @@ export FL_TEST_LIB="$BUILD/libfastlocal.so"
 export FL_TEST_BUILD="$BUILD"
 export FL_TEST_TOP="$top"
 export FASTLOCAL_PIN_DIR="${FL_TEST_PIN_DIR:-/sys/fs/bpf/fastlocal-test-$$}"
+# The tests check the redirect path from a connection's first byte, so they
+# enroll at connect/accept. Deferred enrollment, the default, has tests of
+# its own (lazy_enroll.c, conformance_lazy.sh), which set this themselves.
+export FASTLOCAL_ENROLL_AFTER=0
 # Under ASan a preloaded shim needs the ASan runtime ahead of it.
 FL_TEST_ASAN_RT=""
 case $BUILD in *-san) FL_TEST_ASAN_RT=$(${CC:-gcc} -print-file-name=libasan.so) ;; esac

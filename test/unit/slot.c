@@ -51,7 +51,7 @@ static int teardown(void **state)
 static void alloc_claims_a_free_slot_and_initialises_it(void **state)
 {
 	uint64_t gen = 0;
-	int idx = fl_slot_alloc(42, 1000, 99, &gen);
+	int idx = fl_slot_alloc(42, 1000, 99, 0, &gen);
 	struct fl_slot *s;
 
 	(void)state;
@@ -68,7 +68,7 @@ static void alloc_claims_a_free_slot_and_initialises_it(void **state)
 static void consume_counts_bytes_of_the_current_generation(void **state)
 {
 	uint64_t gen;
-	int idx = fl_slot_alloc(7, 1000, 0, &gen);
+	int idx = fl_slot_alloc(7, 1000, 0, 0, &gen);
 
 	(void)state;
 	fl_slot_consume((uint32_t)idx, gen, 10);
@@ -79,7 +79,7 @@ static void consume_counts_bytes_of_the_current_generation(void **state)
 static void a_late_consume_for_a_previous_owner_is_refused(void **state)
 {
 	uint64_t gen1, gen2;
-	int idx = fl_slot_alloc(7, 1000, 0, &gen1), idx2;
+	int idx = fl_slot_alloc(7, 1000, 0, 0, &gen1), idx2;
 	struct fl_slot *s = fl_slot_at((uint32_t)idx);
 
 	(void)state;
@@ -87,7 +87,7 @@ static void a_late_consume_for_a_previous_owner_is_refused(void **state)
 	/* The socket dies (sockops frees the slot) and another one gets it. */
 	s->owner = 0;
 	do
-		idx2 = fl_slot_alloc(8, 1000, 0, &gen2);
+		idx2 = fl_slot_alloc(8, 1000, 0, 0, &gen2);
 	while (idx2 != idx && idx2 >= 0);
 	assert_int_equal(idx2, idx);
 	assert_int_not_equal(gen1, gen2);
@@ -106,13 +106,13 @@ static void alloc_fails_when_every_slot_is_taken(void **state)
 	(void)state;
 	for (i = 0; i < FL_SLOTS_MAX; i++)
 		fake_maps.slots[i].owner = 1000 + i;
-	assert_int_equal(fl_slot_alloc(5, 1, 0, &gen), -1);
+	assert_int_equal(fl_slot_alloc(5, 1, 0, 0, &gen), -1);
 }
 
 static void counter_overflow_blinds_the_slot(void **state)
 {
 	uint64_t gen;
-	int idx = fl_slot_alloc(9, 1000, 0, &gen);
+	int idx = fl_slot_alloc(9, 1000, 0, 0, &gen);
 	struct fl_slot *s = fl_slot_at((uint32_t)idx);
 
 	(void)state;
@@ -126,7 +126,7 @@ static void counter_overflow_blinds_the_slot(void **state)
 static void peer_unread_is_sent_minus_what_the_peer_read(void **state)
 {
 	uint64_t ga, gb;
-	int a = fl_slot_alloc(1, 1000, 0, &ga), b = fl_slot_alloc(2, 5000, 0, &gb);
+	int a = fl_slot_alloc(1, 1000, 0, 0, &ga), b = fl_slot_alloc(2, 5000, 0, 0, &gb);
 	struct fl_slot *sa = fl_slot_at((uint32_t)a);
 	uint32_t budget;
 	bool redirecting;
