@@ -198,14 +198,12 @@ void fl_enroll_or_defer(int fd)
 	__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE);
 }
 
-bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n, bool read)
+bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 {
 	uint32_t expect = FL_FD_PENDING;
 	uint64_t moved;
 	int saved;
 
-	if (read)
-		__atomic_fetch_add(&e->pend_read, n, __ATOMIC_SEQ_CST);
 	moved = __atomic_add_fetch(&e->pend_moved, n, __ATOMIC_RELAXED);
 	if (moved < fl_config()->enroll_after)
 		return false;

@@ -36,9 +36,10 @@ int fl_enroll_read(int fd, uint64_t already_read);
  */
 void fl_enroll_or_defer(int fd);
 
-/* A pending fd moved n more bytes (read: the application read them).
- * Enrolls it when it has moved enough; true if fd is enrolled now. */
-bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n, bool read);
+/* A pending fd moved n more bytes (a read counts its bytes in pend_read
+ * itself, first). Enrolls it when it has moved enough, and no read is in
+ * progress; true if fd is enrolled now. */
+bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n);
 
 /* Re-attaches fd, a socket this process inherited through exec that was
  * enrolled before: its reads are counted again. 0 or -errno. */

@@ -33,7 +33,6 @@
 #include "libc.h"
 #include "maps.h"
 #include "compat.h"
-#include "enroll.h"
 #include "rxq.h"
 #include "slot.h"
 #include "throttle.h"
@@ -89,7 +88,7 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 		if (st != FL_FD_PENDING)
 			return st == FL_FD_ENROLLED ? e : NULL;
 		if (len) { /* a write: it may be the one that enrolls */
-			if (fl_pending_io(fd, e, len, false))
+			if (fl_pending_io(fd, e, len))
 				return e;
 			len = 0;
 			st = fl_fd_state(e);
@@ -161,7 +160,7 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 	if (counted)
 		__atomic_fetch_add(&rx->pend->pend_read, (uint64_t)n, __ATOMIC_SEQ_CST);
 	__atomic_fetch_sub(&rx->pend->pend_readers, 1, __ATOMIC_SEQ_CST);
-	fl_pending_io(rx->fd, rx->pend, counted ? (uint64_t)n : 0, false);
+	fl_pending_io(rx->fd, rx->pend, counted ? (uint64_t)n : 0);
 }
 
 /*
