@@ -26,15 +26,6 @@ static const char fl_conns_help[] =
 	"\n"
 	"Exit status: 0 listed (possibly none), 3 not loaded, 1 the pins cannot be read.\n";
 
-/* "4242/nginx", or "-" for an end that is not enrolled. */
-static void fl_who(const struct fl_conn_end *e, char *buf, size_t len)
-{
-	if (e->present)
-		snprintf(buf, len, "%u/%.16s", e->ref.pid, e->ref.comm);
-	else
-		snprintf(buf, len, "-");
-}
-
 /* "redirect 1.50 MiB" or "tcp:flow_control 12 B" */
 static void fl_dir_text(const struct fl_conn_dir *d, char *buf, size_t len)
 {
@@ -58,8 +49,8 @@ static void fl_print_text(const struct fl_conn *c, size_t n, double now)
 	for (i = 0; i < n; i++) {
 		fl_conn_addr(&c[i].a, a, sizeof(a));
 		fl_conn_addr(&c[i].b, b, sizeof(b));
-		fl_who(&c[i].a, wa, sizeof(wa));
-		fl_who(&c[i].b, wb, sizeof(wb));
+		fl_conn_who(&c[i].a, wa, sizeof(wa));
+		fl_conn_who(&c[i].b, wb, sizeof(wb));
 		fl_conn_dir(&c[i].a, &c[i].b, &d1);
 		fl_conn_dir(&c[i].b, &c[i].a, &d2);
 		fl_dir_text(&d1, ab, sizeof(ab));

@@ -52,14 +52,6 @@ static __u64 fl_object_hash(void)
 	return h;
 }
 
-static int fl_prog_id(int prog_fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(prog_fd, &info, &len) ? 0 : (int)info.id;
-}
-
 /* libbpf prints its own diagnostics; keep them unless they are noise. */
 static int fl_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -145,8 +137,8 @@ int cmd_load(int argc, char **argv)
 		goto fail;
 	if (pins.state == FL_PINS_PRESENT && pins.meta.abi_version == FL_ABI_VERSION &&
 	    pins.meta.object_hash == meta.object_hash) {
-		printf("fastlocal: already loaded in %s (program id %d); nothing to do\n", pd->path,
-		       fl_prog_id(pins.fd[FL_PIN_VERDICT]));
+		printf("fastlocal: already loaded in %s (program id %u); nothing to do\n", pd->path,
+		       fl_prog_id(pins.fd[FL_PIN_VERDICT], NULL));
 		ret = FL_EXIT_OK;
 		goto out;
 	}
@@ -202,8 +194,8 @@ int cmd_load(int argc, char **argv)
 		fl_pins_remove(pd, 1, ignored, sizeof(ignored)); /* no half-pinned state */
 		goto fail;
 	}
-	printf("fastlocal: %s in %s (program id %d)\n", pins.state == FL_PINS_NONE ? "loaded" :
-	       "replaced", pd->path, fl_prog_id(bpf_program__fd(skel->progs.fl_verdict)));
+	printf("fastlocal: %s in %s (program id %u)\n", pins.state == FL_PINS_NONE ? "loaded" :
+	       "replaced", pd->path, fl_prog_id(bpf_program__fd(skel->progs.fl_verdict), NULL));
 	ret = FL_EXIT_OK;
 	goto out;
 fail:

@@ -64,27 +64,6 @@ static const struct {
 	{ FL_PIN_SK, "sk_storage" },
 };
 
-static __u32 fl_prog_id(int fd, char *tag_out)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int i;
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	for (i = 0; i < 8 && tag_out; i++)
-		sprintf(tag_out + 2 * i, "%02x", info.tag[i]);
-	return info.id;
-}
-
-static __u32 fl_map_id(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	return fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 /* IMPORTANT: the FIONREAD probe makes a loopback connection, which a loaded
  * sockops would count; when loaded, the answer "load" recorded is used. */
 static void fl_probe_features(struct fl_features *f, const struct fl_pins *pins)

@@ -140,7 +140,7 @@ static __u64 fl_prev_sent(const struct fl_top_sample *prev, const struct fl_conn
 		for (k = 0; k < 2; k++)
 			if (p[k]->present && p[k]->ref.owner == e->ref.owner &&
 			    !memcmp(&p[k]->key, &e->key, sizeof(e->key)))
-				return p[k]->slot.tcp_sent + p[k]->slot.tcp_pending + p[k]->slot.redirected;
+				return fl_conn_end_sent(p[k]);
 	}
 	return 0;
 }
@@ -149,8 +149,7 @@ static double fl_end_rate(const struct fl_top_sample *prev, const struct fl_conn
 {
 	if (!e->present)
 		return 0;
-	return fl_rate(e->slot.tcp_sent + e->slot.tcp_pending + e->slot.redirected,
-		       fl_prev_sent(prev, e), dt);
+	return fl_rate(fl_conn_end_sent(e), fl_prev_sent(prev, e), dt);
 }
 
 static int fl_row_cmp(const void *x, const void *y)
@@ -248,8 +247,8 @@ static void fl_draw(struct fl_screen *sc, const struct fl_pin_dir *pd, double in
 
 		fl_conn_addr(&c->a, a, sizeof(a));
 		fl_conn_addr(&c->b, bb, sizeof(bb));
-		snprintf(wa, sizeof(wa), c->a.present ? "%u/%.16s" : "-", c->a.ref.pid, c->a.ref.comm);
-		snprintf(wb, sizeof(wb), c->b.present ? "%u/%.16s" : "-", c->b.ref.pid, c->b.ref.comm);
+		fl_conn_who(&c->a, wa, sizeof(wa));
+		fl_conn_who(&c->b, wb, sizeof(wb));
 		fl_conn_dir(&c->a, &c->b, &d1);
 		fl_conn_dir(&c->b, &c->a, &d2);
 		fl_line(sc, "%-24s %-20s %-24s %-20s %11s %11s %5s/%-5s %s", a, wa, bb, wb,

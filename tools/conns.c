@@ -126,6 +126,19 @@ int fl_conns_read(const struct fl_pins *pins, struct fl_conn **out, size_t *n, c
 	return 0;
 }
 
+__u64 fl_conn_end_sent(const struct fl_conn_end *e)
+{
+	return e->slot.tcp_sent + e->slot.tcp_pending + e->slot.redirected;
+}
+
+void fl_conn_who(const struct fl_conn_end *e, char *buf, size_t len)
+{
+	if (e->present)
+		snprintf(buf, len, "%u/%.16s", e->ref.pid, e->ref.comm);
+	else
+		snprintf(buf, len, "-");
+}
+
 void fl_conn_dir(const struct fl_conn_end *from, const struct fl_conn_end *to,
 		 struct fl_conn_dir *d)
 {
@@ -141,7 +154,7 @@ void fl_conn_dir(const struct fl_conn_end *from, const struct fl_conn_end *to,
 		return;
 	}
 	d->redirected = from->slot.redirected;
-	d->bytes = from->slot.tcp_sent + from->slot.tcp_pending + from->slot.redirected;
+	d->bytes = fl_conn_end_sent(from);
 	if (to->present) {
 		consumed = to->slot.consumed & FL_CONSUMED_MASK;
 		d->unread = d->bytes > consumed ? d->bytes - consumed : 0;

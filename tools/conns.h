@@ -45,6 +45,12 @@ struct fl_conn_dir {
 int fl_conns_read(const struct fl_pins *pins, struct fl_conn **out, size_t *n, char *err,
 		  size_t errlen);
 
+/* Bytes an enrolled end has sent, over both paths (its slot's view). */
+__u64 fl_conn_end_sent(const struct fl_conn_end *e);
+
+/* "4242/nginx": who enrolled the end, or "-" when it is not enrolled. */
+void fl_conn_who(const struct fl_conn_end *e, char *buf, size_t len);
+
 void fl_conn_dir(const struct fl_conn_end *from, const struct fl_conn_end *to,
 		 struct fl_conn_dir *d);
 

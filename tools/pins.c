@@ -117,3 +117,24 @@ int fl_pins_remove(const struct fl_pin_dir *pd, int keep_dir, char *err, size_t 
 	}
 	return removed;
 }
+
+__u32 fl_prog_id(int fd, char *tag_out)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int i;
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	for (i = 0; i < 8 && tag_out; i++)
+		sprintf(tag_out + 2 * i, "%02x", info.tag[i]);
+	return info.id;
+}
+
+__u32 fl_map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}

@@ -44,6 +44,11 @@ struct fl_pins {
 int fl_pins_open(struct fl_pins *pins, const struct fl_pin_dir *pd, char *err, size_t errlen);
 void fl_pins_close(struct fl_pins *pins);
 
+/* The kernel's id of a program fd (and its tag in hex into tag_out[17],
+ * unless NULL), or of a map fd; 0 for fd < 0 or when it cannot be read. */
+__u32 fl_prog_id(int fd, char *tag_out);
+__u32 fl_map_id(int fd);
+
 /* Removes every pin of ours and, unless keep_dir, then the directory if it
  * is empty. Returns the number of pins removed, or -1 with a message. */
 int fl_pins_remove(const struct fl_pin_dir *pd, int keep_dir, char *err, size_t errlen);
