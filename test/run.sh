@@ -5,6 +5,8 @@
 # touched), runs the unit tests and every program and script in
 # test/integration/, counts PASS:/FAIL: lines, unloads even on failure, and
 # ends with "N passed, N failed". If BPF cannot be loaded the suite fails.
+# FL_TEST_ONLY=REGEX runs only the tests whose name matches (while working
+# on one test; "make test" always runs them all).
 set -u
 BUILD=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +52,11 @@ if ! "$FL_TEST_CLI" load >"$log" 2>&1; then
 	exit 1
 fi
 
+# selected NAME: true unless FL_TEST_ONLY is set and NAME does not match it.
+selected() {
+	[ -z "${FL_TEST_ONLY:-}" ] || printf '%s\n' "$1" | grep -Eq -- "$FL_TEST_ONLY"
+}
+
 # count OUTPUT_FILE EXIT_STATUS NAME: adds its PASS/FAIL lines to the totals.
 count() {
 	p=$(grep -c '^PASS: ' "$1")
@@ -67,6 +74,7 @@ count() {
 for src in test/unit/*.c; do
 	name=unit_$(basename "$src" .c)
 	t=$BUILD/test/$name
+	selected "$name" || continue
 	if [ ! -x "$t" ]; then
 		echo "FAIL: $name was not built"
 		failed=$((failed + 1))
@@ -89,6 +97,7 @@ for src in test/integration/*.c test/integration/*.sh; do
 	*.c) name=$(basename "$src" .c); t=$BUILD/test/$name ;;
 	*) name=$(basename "$src"); t=$top/$src ;;
 	esac
+	selected "$name" || continue
 	if [ ! -x "$t" ]; then
 		echo "FAIL: $name was not built"
 		failed=$((failed + 1))
