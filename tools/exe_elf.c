@@ -8,11 +8,19 @@
 
 #include "exe_elf.h"
 
-/* The Go linker's build-id note: name "Go", type 4 (ELF_NOTE_GOBUILDID_TAG
- * in cmd/link). It is in a PT_NOTE segment, so it survives a binary whose
- * section headers were stripped. */
-#define FL_GO_NOTE_NAME "Go"
+/* The Go linker's build-id note (.note.go.buildid): name "Go\0\0" with
+ * n_namesz 4 (ELF_NOTE_GO_NAME), type 4 (ELF_NOTE_GOBUILDID_TAG), both in
+ * cmd/link/internal/ld/elf.go. It is in a PT_NOTE segment, so it survives
+ * a binary whose section headers were stripped. A namesz of 3 ("Go\0", the
+ * usual ELF convention) is accepted too. */
 #define FL_GO_NOTE_BUILDID 4
+
+static int fl_note_is_go(const GElf_Nhdr *nh, const char *name)
+{
+	return nh->n_type == FL_GO_NOTE_BUILDID &&
+	       (nh->n_namesz == 3 || nh->n_namesz == 4) &&
+	       !memcmp(name, "Go", 3) && (nh->n_namesz == 3 || !name[3]);
+}
 
 static int fl_notes_have_go(Elf_Data *d)
 {
@@ -21,8 +29,7 @@ static int fl_notes_have_go(Elf_Data *d)
 
 	while (d && off < d->d_size &&
 	       (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == FL_GO_NOTE_BUILDID && nh.n_namesz == sizeof(FL_GO_NOTE_NAME) &&
-		    !memcmp((char *)d->d_buf + name_off, FL_GO_NOTE_NAME, sizeof(FL_GO_NOTE_NAME)))
+		if (fl_note_is_go(&nh, (const char *)d->d_buf + name_off))
 			return 1;
 		off = next;
 	}
