@@ -30,7 +30,7 @@ CFLAGS_ALL := $(OPT) $(WARN) -std=gnu11 $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 # Debian packages that the build, the tests and the demo use.
-DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy tmux \
 	gnuplot-nox redis-server redis-tools nginx wrk iperf3
 

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "exe_check.h"
 #include "preload_env.h"
 
 #ifndef FL_LIBDIR
@@ -30,12 +31,29 @@ static const char fl_run_help[] =
 	"                 backtrace (FASTLOCAL_BACKTRACE=1); needs libunwind.so.8\n"
 	"  -h, --help     show this help\n"
 	"\n"
+	"COMMAND is run WITHOUT the shim, and one line on stderr says why, when\n"
+	"LD_PRELOAD cannot reach it: a setuid or setgid program whose owner is not\n"
+	"the caller, or one with file capabilities run by a non-root user (glibc\n"
+	"ignores LD_PRELOAD in secure mode); a statically linked program; a Go\n"
+	"program (it makes its socket calls without libc). For a #! script its\n"
+	"interpreter is checked. LD_PRELOAD is then left exactly as it was.\n"
+	"\n"
 	"The shim is found through $FASTLOCAL_LIB, next to this executable, or in\n"
 	"the install libdir. Exit status: COMMAND's, or 127 if it cannot be run.\n";
 
+/* execvp, and on failure the shell's exit statuses: 127 not found, 126
+ * found but not runnable. */
+static int fl_run_exec(char **cmd)
+{
+	execvp(cmd[0], cmd);
+	fl_err("run", "cannot run '%s': %s", cmd[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	char lib[4096], preload[8192], err[8192];
+	struct fl_exe_diag diag;
+	char lib[4096], preload[8192], err[16384];
 	struct fl_cli_opts o;
 	int ret = fl_cli_parse(argc, argv, fl_run_help, FL_OPT_ARGS | FL_OPT_DEBUG, &o);
 
@@ -52,6 +70,14 @@ int cmd_run(int argc, char **argv)
 		setenv("FASTLOCAL_LOG", "debug", 0); /* a level the user chose wins */
 		setenv("FASTLOCAL_BACKTRACE", "1", 1);
 	}
+	/* A program the preload cannot reach runs as it would without "run",
+	 * rather than failing or pretending: the user learns why it is not
+	 * accelerated, and nothing else changes (not even LD_PRELOAD). */
+	if (fl_exe_diagnose(argv[o.first_arg], getenv("PATH"), &diag) != FL_EXE_PRELOADABLE) {
+		fl_exe_describe(&diag, err, sizeof(err));
+		fl_err("run", "%s", err);
+		return fl_run_exec(argv + o.first_arg);
+	}
 	if (fl_shim_locate(lib, sizeof(lib), FL_LIBDIR, err, sizeof(err))) {
 		fl_err("run", "%s", err);
 		return FL_EXIT_FAIL;
@@ -61,7 +87,5 @@ int cmd_run(int argc, char **argv)
 		return FL_EXIT_FAIL;
 	}
 	setenv("LD_PRELOAD", preload, 1);
-	execvp(argv[o.first_arg], argv + o.first_arg);
-	fl_err("run", "cannot run '%s': %s", argv[o.first_arg], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	return fl_run_exec(argv + o.first_arg);
 }
