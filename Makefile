@@ -35,7 +35,9 @@ DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	gnuplot-nox redis-server redis-tools nginx wrk iperf3
 
 SHIM_SRCS := $(wildcard preload/*.c)
-CLI_SRCS  := $(wildcard tools/*.c) preload/key.c # the key's mirror, shared with the shim
+# The key's mirror and the settings' evaluation are shared with the shim.
+CONF_SHARED_SRCS := preload/conf.c preload/conf_value.c preload/conf_rules.c
+CLI_SRCS  := $(wildcard tools/*.c) preload/key.c $(CONF_SHARED_SRCS)
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
@@ -91,7 +93,7 @@ $(SHIM): $(SHIM_SRCS) $(wildcard preload/*.h) bpf/fastlocal.h preload/exports.ma
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/conf.h preload/conf_value.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
