@@ -156,7 +156,7 @@ static void fl_conf_warnf(struct fl_conf_run *r, bool file, const char *fmt, ...
 
 static void fl_conf_warnf(struct fl_conf_run *r, bool file, const char *fmt, ...)
 {
-	char line[512];
+	char line[512], *p;
 	va_list ap;
 
 	if (file && ++r->file_warnings > FL_CONF_FILE_WARN_MAX)
@@ -164,6 +164,10 @@ static void fl_conf_warnf(struct fl_conf_run *r, bool file, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* One line whatever the value held: reasons quote parts of it too. */
+	for (p = line; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (r->in->warn)
 		r->in->warn(line, r->in->warn_ctx);
 }
