@@ -37,8 +37,8 @@
 
 /* The default receive budget: flow_budget if configured, else what TCP
  * would let a receiver buffer at most (the maximum of net.ipv4.tcp_rmem),
- * read once. Written once; a race
- * between two first readers writes the same value. */
+ * read once. Written once; a race between two first readers writes the
+ * same value. */
 static uint32_t fl_default_budget_v;
 
 static uint32_t fl_default_budget(void)
