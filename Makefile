@@ -4,6 +4,7 @@
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
+SYSCONFDIR ?= /etc
 DESTDIR ?=
 
 CC      ?= gcc
@@ -32,10 +33,12 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # Debian packages that the build, the tests and the demo use.
 DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy tmux \
-	gnuplot-nox redis-server redis-tools nginx wrk iperf3
+	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3
 
 SHIM_SRCS := $(wildcard preload/*.c)
-CLI_SRCS  := $(wildcard tools/*.c) preload/key.c # the key's mirror, shared with the shim
+# The key's mirror and the settings' evaluation are shared with the shim.
+CONF_SHARED_SRCS := preload/conf.c preload/conf_value.c preload/conf_rules.c
+CLI_SRCS  := $(wildcard tools/*.c) preload/key.c $(CONF_SHARED_SRCS)
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
@@ -49,7 +52,7 @@ UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit_%,$(UNIT_SRCS))
 IT_BINS   := $(patsubst test/integration/%.c,$(BUILD)/test/%,$(IT_SRCS))
 STREAM    := $(BUILD)/fl-stream
 
-.PHONY: all deps test test-build demo bench install uninstall clean
+.PHONY: all deps test test-build demo bench fuzz install uninstall clean
 .DEFAULT_GOAL := all
 
 all: $(SHIM) $(CLI) $(STREAM) $(BUILD)/fl-bench $(BUILD)/fl-xfer
@@ -91,7 +94,7 @@ $(SHIM): $(SHIM_SRCS) $(wildcard preload/*.h) bpf/fastlocal.h preload/exports.ma
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/conf.h preload/conf_value.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
@@ -116,7 +119,26 @@ $(BUILD)/conformance: $(CONF_SRCS) test/conformance/conformance.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/conformance $(CFLAGS_ALL) -o $@ $(CONF_SRCS) $(LDFLAGS_ALL) -lpthread
 
-test-build: all $(UNIT_BINS) $(IT_BINS) $(BUILD)/conformance
+# The configuration parser's libFuzzer target (clang only: libFuzzer is
+# clang's). Built by test-build so that make test exercises it briefly
+# (test/integration/conf_fuzz.sh); "make fuzz" runs it for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 600
+CONF_FUZZ := $(BUILD)/conf_fuzz
+$(CONF_FUZZ): test/fuzz/conf_fuzz.c $(CONF_SHARED_SRCS) preload/conf.h preload/conf_value.h bpf/fastlocal.h
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(CONF_SHARED_SRCS)
+
+# The seeds (test/fuzz/corpus and fastlocal.conf.example) are copied into a
+# working corpus in the build tree, which keeps what the runs find.
+fuzz: deps
+	@$(MAKE) --no-print-directory $(CONF_FUZZ)
+	mkdir -p $(BUILD)/fuzz-corpus
+	cp test/fuzz/corpus/* fastlocal.conf.example $(BUILD)/fuzz-corpus/
+	$(CONF_FUZZ) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-dict=test/fuzz/conf.dict $(BUILD)/fuzz-corpus
+
+test-build: all $(UNIT_BINS) $(IT_BINS) $(BUILD)/conformance $(CONF_FUZZ)
 
 # Runs the whole suite on the normal build, then again under ASan/UBSan.
 test: deps
@@ -168,9 +190,12 @@ install: $(SHIM) $(CLI) $(BUILD)/fl-bench
 	install -m 0755 $(SHIM) $(DESTDIR)$(LIBDIR)/libfastlocal.so
 	install -m 0755 $(BUILD)/fl-bench $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench
 	install -m 0644 $(BENCH_FILES) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
+	install -d $(DESTDIR)$(SYSCONFDIR)
+	install -m 0644 fastlocal.conf.example $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/fastlocal $(DESTDIR)$(LIBDIR)/libfastlocal.so
+	rm -f $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example
 	rm -f $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench $(addprefix $(DESTDIR)$(LIBDIR)/fastlocal/bench/,$(notdir $(BENCH_FILES)))
 	-rmdir $(DESTDIR)$(LIBDIR)/fastlocal/bench $(DESTDIR)$(LIBDIR)/fastlocal 2>/dev/null
 

@@ -206,6 +206,7 @@ enum fl_ustat {
 	FL_USTAT_BATCH_BYTES = 21,       /* bytes those flushes handed to the kernel */
 	FL_USTAT_BATCH_WRITES = 22,      /* application writes those bytes came from */
 	FL_USTAT_UNENROLLED = 23,        /* sockets that left the fast path (SO_RCVLOWAT, ...) */
+	FL_USTAT_FB_EXCLUDED = 24,       /* kept on TCP by a port/address rule (configuration) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

@@ -1,75 +1,137 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* config.c - the shim's switches, read from the environment once. */
+/*
+ * config.c - the shim's settings, evaluated once (conf.c) from the defaults,
+ * /etc/fastlocal.conf (or $FASTLOCAL_CONF) and the environment; then the
+ * warnings about invalid values, one line each.
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "fastlocal.h"
+#include "libc.h"
+#include "log.h"
+#include "sbuf.h"
 
 /* Written once under fl_config_once, read-only afterwards (config.h). */
 struct fl_config fl_cfg;
 int fl_config_ready;
 static pthread_once_t fl_config_once = PTHREAD_ONCE_INIT;
 
-static int fl_parse_level(const char *v)
-{
-	static const char *const names[] = { "off", "error", "warn", "info", "debug" };
-	size_t i;
+/*
+ * Owned by fl_config_read, under fl_config_once (so no other lock): the
+ * file's bytes, and the warnings gathered while evaluating. Static, not
+ * on the stack or the heap: the first fl_config() can come from any thread
+ * (a small stack) or a signal handler (no malloc).
+ */
+static char fl_conf_file_buf[FL_CONF_FILE_MAX];
+static char fl_conf_warn_buf[4096];
+static size_t fl_conf_warn_len;
+static unsigned fl_conf_warn_dropped;
 
-	for (i = 0; v && i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(v, names[i]))
-			return (int)i;
-	return FL_LOG_OFF;
+static void fl_conf_collect(const char *line, void *ctx)
+{
+	size_t n = strlen(line);
+
+	(void)ctx;
+	if (fl_conf_warn_len + n + 1 > sizeof(fl_conf_warn_buf)) {
+		fl_conf_warn_dropped++;
+		return;
+	}
+	memcpy(fl_conf_warn_buf + fl_conf_warn_len, line, n + 1);
+	fl_conf_warn_len += n + 1;
 }
 
-/* An unsigned number from the environment, clamped to [lo, hi]; def when
- * unset or not a number. */
-static unsigned fl_env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
+static const char *fl_conf_getenv(const char *name, void *ctx)
 {
-	const char *v = getenv(name);
-	char *end;
-	unsigned long n;
+	(void)ctx;
+	return getenv(name);
+}
 
-	if (!v || !*v)
-		return def;
-	n = strtoul(v, &end, 10);
-	if (*end)
-		return def;
-	return n < lo ? lo : n > hi ? hi : (unsigned)n;
+/* Reads the file into fl_conf_file_buf; fills the input's file fields. */
+static void fl_conf_read_file(struct fl_conf_input *in)
+{
+	const char *path = getenv("FASTLOCAL_CONF");
+	bool chosen = path != NULL;
+	ssize_t n;
+	int fd;
+
+	if (path && !*path) {
+		in->file_state = FL_FILE_NONE; /* FASTLOCAL_CONF="": no file, on purpose */
+		return;
+	}
+	in->file = path ? path : FL_CONF_DEFAULT_PATH;
+	fd = open(in->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		/* No /etc/fastlocal.conf is the normal case; a file named on
+		 * purpose that is missing is worth a warning. */
+		in->file_state = !chosen && errno == ENOENT ? FL_FILE_ABSENT : FL_FILE_UNREADABLE;
+		in->file_error = strerror(errno);
+		return;
+	}
+	/* pread, not read: the shim interposes read(), and needs none of that here. */
+	n = pread(fd, fl_conf_file_buf, sizeof(fl_conf_file_buf), 0);
+	if (n < 0) {
+		in->file_state = FL_FILE_UNREADABLE;
+		in->file_error = strerror(errno);
+	} else if ((size_t)n == sizeof(fl_conf_file_buf)) {
+		in->file_state = FL_FILE_UNREADABLE;
+		in->file_error = "larger than 64 KiB";
+	} else {
+		in->file_state = FL_FILE_READ;
+		in->buf = fl_conf_file_buf;
+		in->len = (size_t)n;
+	}
+	libc_close(fd);
+}
+
+/* The gathered warnings, "fastlocal[pid]: warning: ..." one write each, to
+ * the log file if one is configured and usable, else stderr. After
+ * fl_config_ready: the log code asks fl_config() for the file. */
+static void fl_conf_warn_emit(void)
+{
+	const struct fl_config *c = &fl_cfg;
+	char line[600];
+	struct fl_sbuf b;
+	size_t off = 0, n;
+
+	if (!fl_conf_warn_len || (c->log_set && c->log_level < FL_LOG_WARN))
+		return;
+	while (off < fl_conf_warn_len) {
+		n = strlen(fl_conf_warn_buf + off);
+		fl_sb_init(&b, line, sizeof(line) - 1);
+		fl_sb_str(&b, "fastlocal[");
+		fl_sb_i64(&b, getpid());
+		fl_sb_str(&b, "]: warning: ");
+		fl_sb_str(&b, fl_conf_warn_buf + off);
+		line[b.len++] = '\n';
+		(void)!libc_write(fl_log_fd(), line, b.len);
+		off += n + 1;
+	}
 }
 
 static void fl_config_read(void)
 {
-	const char *on = getenv("FASTLOCAL");
-	const char *pin = getenv("FASTLOCAL_PIN_DIR");
-	const char *batch = getenv("FASTLOCAL_BATCH");
-	const char *compat = getenv("FASTLOCAL_TCP_COMPAT");
-	const char *log = getenv("FASTLOCAL_LOG");
-	const char *run = getenv("FASTLOCAL_RUN");
-	const char *bt = getenv("FASTLOCAL_BACKTRACE");
-	const char *log_file = getenv("FASTLOCAL_LOG_FILE");
-	const char *unwind = getenv("FASTLOCAL_UNWIND_LIB");
+	struct fl_conf_input in = { .getenv = fl_conf_getenv, .warn = fl_conf_collect };
+	struct fl_conf_origin origin;
+	const char *why;
+	int saved = errno;
 
-	fl_cfg.enabled = !(on && !strcmp(on, "0"));
-	fl_cfg.batch = !(batch && (!strcmp(batch, "off") || !strcmp(batch, "0")));
-	fl_cfg.compat = !(compat && (!strcmp(compat, "off") || !strcmp(compat, "0")));
-	fl_cfg.flush_bytes = fl_env_uint("FASTLOCAL_FLUSH_BYTES", 256 << 10, 16 << 10, 4 << 20);
-	fl_cfg.flush_usec = fl_env_uint("FASTLOCAL_FLUSH_USEC", 200, 10, 100000);
-	fl_cfg.enroll_after = fl_env_uint("FASTLOCAL_ENROLL_AFTER", FL_ENROLL_AFTER_DEFAULT, 0,
-					  1u << 30);
-	fl_cfg.log_level = fl_parse_level(log);
-	fl_cfg.log_set = log && (fl_cfg.log_level != FL_LOG_OFF || !strcmp(log, "off"));
-	fl_cfg.run = run && !strcmp(run, "1");
-	fl_cfg.backtrace = bt && !strcmp(bt, "1");
-	snprintf(fl_cfg.log_file, sizeof(fl_cfg.log_file), "%s", log_file ? log_file : "");
-	snprintf(fl_cfg.unwind_lib, sizeof(fl_cfg.unwind_lib), "%s",
-		 unwind && *unwind ? unwind : "libunwind.so.8");
-	snprintf(fl_cfg.pin_dir, sizeof(fl_cfg.pin_dir), "%s",
-		 pin && pin[0] == '/' ? pin : FL_DEFAULT_PIN_DIR);
+	fl_conf_read_file(&in);
+	fl_conf_eval(&fl_cfg, &origin, &in);
+	/* A program that only_cmds/skip_cmds leave out is a pure
+	 * pass-through, as with FASTLOCAL=0. Each exec decides again: the
+	 * name is the new image's. */
+	if (!fl_conf_selected(&fl_cfg, program_invocation_short_name, &why))
+		fl_cfg.enabled = 0;
 	__atomic_store_n(&fl_config_ready, 1, __ATOMIC_RELEASE);
+	fl_conf_warn_emit();
+	errno = saved;
 }
 
 const struct fl_config *fl_config_slow(void)

@@ -17,6 +17,7 @@
 #include "bpf_sys.h"
 #include "compat.h"
 #include "config.h"
+#include "exclude.h"
 #include "fault.h"
 #include "fdtable.h"
 #include "key.h"
@@ -32,13 +33,12 @@
 #define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 ("net: retrieve netns cookie via getsocketopt") */
 #endif
 
-#define FL_BUDGET_MIN (256u << 10)
-#define FL_BUDGET_MAX (64u << 20)
 #define FL_BUDGET_FALLBACK (4u << 20)
 
-/* The default receive budget: what TCP would let a receiver buffer at most
- * (the maximum of net.ipv4.tcp_rmem), read once. Written once; a race
- * between two first readers writes the same value. */
+/* The default receive budget: flow_budget if configured, else what TCP
+ * would let a receiver buffer at most (the maximum of net.ipv4.tcp_rmem),
+ * read once. Written once; a race between two first readers writes the
+ * same value. */
 static uint32_t fl_default_budget_v;
 
 static uint32_t fl_default_budget(void)
@@ -49,6 +49,8 @@ static uint32_t fl_default_budget(void)
 
 	if (v)
 		return v;
+	if (fl_config()->flow_budget)
+		return fl_config()->flow_budget; /* flow_budget in the configuration */
 	v = FL_BUDGET_FALLBACK;
 	f = fopen("/proc/sys/net/ipv4/tcp_rmem", "re");
 	if (f) {
@@ -252,6 +254,11 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	}
 	if (!fl_is_tcp_socket(fd))
 		return -ENOTSUP; /* not ours to accelerate; not a fallback */
+	if (fl_config()->has_rules && fl_excluded(fd)) {
+		fl_mark_off(fd);
+		return fl_fallback(fd, -ECANCELED, FL_USTAT_FB_EXCLUDED,
+				   "excluded by a port or address rule");
+	}
 	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
 	    getpeername(fd, (struct sockaddr *)&remote, &rlen))
 		return errno == ENOTCONN ? -ENOTSUP : -errno;

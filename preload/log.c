@@ -33,8 +33,9 @@ static void fl_log_open(void)
 
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0) {
-		n = snprintf(msg, sizeof(msg), "fastlocal[%d]: cannot open FASTLOCAL_LOG_FILE %s: %s; "
-			     "logging to stderr\n", (int)getpid(), path, strerror(errno));
+		n = snprintf(msg, sizeof(msg), "fastlocal[%d]: cannot open the log file %s (log_file, "
+			     "FASTLOCAL_LOG_FILE): %s; logging to stderr\n", (int)getpid(), path,
+			     strerror(errno));
 		if (n > 0)
 			(void)!libc_write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		return;

@@ -21,8 +21,9 @@ const struct fl_counter_name fl_pass_reasons[8] = {
 	{ FL_STAT_PASS_CONFIG_BYTES, "switched_off", NULL },
 };
 
-const struct fl_counter_name fl_fallback_names[10] = {
+const struct fl_counter_name fl_fallback_names[11] = {
 	{ FL_USTAT_FB_DISABLED, "disabled", "ECANCELED" },
+	{ FL_USTAT_FB_EXCLUDED, "excluded", "ECANCELED" },
 	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local", "EREMOTE" },
 	{ FL_USTAT_FB_NO_ISN, "no_isn_record", "ENODATA" },
 	{ FL_USTAT_FB_ODD_SOCKET, "odd_socket", "ENOTSUP" },

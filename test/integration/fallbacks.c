@@ -67,6 +67,25 @@ static int test_switched_off(void)
 	return 0;
 }
 
+/* A port rule (every port skipped) keeps both ends on TCP as "excluded";
+ * their bytes count as switched off, like FASTLOCAL=0's. */
+static int test_excluded_by_rule(void)
+{
+	uint64_t ex0 = fl_t_status_u64("fallbacks.excluded");
+	uint64_t off0 = fl_t_status_u64("passed_bytes_by_reason.switched_off");
+	uint64_t red0 = fl_t_status_u64("redirected_bytes");
+
+	FL_T_CHECK(fl_t_sh("FASTLOCAL_SKIP_PORTS=1-65535 '%s/fl-stream' --both --bytes 1M --size 1000 "
+			   ">/dev/null", fl_build()) == 0, "fl-stream with FASTLOCAL_SKIP_PORTS failed");
+	FL_T_CHECK(fl_t_status_u64("fallbacks.excluded") - ex0 == 2,
+		   "fallbacks.excluded grew by %llu, expected 2 (client and server)",
+		   (unsigned long long)(fl_t_status_u64("fallbacks.excluded") - ex0));
+	FL_T_CHECK(fl_t_status_u64("passed_bytes_by_reason.switched_off") > off0,
+		   "their bytes were not counted as switched off");
+	FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
+	return 0;
+}
+
 static int test_nothing_loaded(void)
 {
 	char out[4096];
@@ -625,6 +644,7 @@ int main(void)
 	}
 	close(fd);
 	FL_T_RUN("FASTLOCAL=0 keeps connections on TCP and counts them", test_switched_off);
+	FL_T_RUN("a port rule keeps connections on TCP, counted as excluded", test_excluded_by_rule);
 	FL_T_RUN("with nothing loaded connections stay on TCP and the debug log says why",
 		 test_nothing_loaded);
 	FL_T_RUN("a socket the kernel refuses (EBUSY) stays on TCP and is counted",
