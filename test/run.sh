@@ -22,6 +22,9 @@ export FASTLOCAL_PIN_DIR="${FL_TEST_PIN_DIR:-/sys/fs/bpf/fastlocal-test-$$}"
 # enroll at connect/accept. Deferred enrollment, the default, has tests of
 # its own (lazy_enroll.c, conformance_lazy.sh), which set this themselves.
 export FASTLOCAL_ENROLL_AFTER=0
+# No configuration file: a developer's /etc/fastlocal.conf must not change
+# what the tests see (config.sh and config_select.c write their own).
+export FASTLOCAL_CONF=""
 # Under ASan a preloaded shim needs the ASan runtime ahead of it.
 FL_TEST_ASAN_RT=""
 case $BUILD in *-san) FL_TEST_ASAN_RT=$(${CC:-gcc} -print-file-name=libasan.so) ;; esac

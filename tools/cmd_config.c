@@ -13,6 +13,7 @@
 
 #include "../preload/conf.h"
 #include "cli.h"
+#include "cli_conf.h"
 #include "json.h"
 
 static const char fl_config_help[] =
@@ -31,58 +32,6 @@ static const char fl_config_help[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"Exit status: 0 (even with warnings: the shim would run), 2 bad usage.\n";
-
-/* Owned by cmd_config (one thread): the file's bytes, as the shim reads them. */
-static char fl_cfg_file_buf[FL_CONF_FILE_MAX];
-static char fl_cfg_file_err[128];
-
-static const char *fl_cfg_getenv(const char *name, void *ctx)
-{
-	(void)ctx;
-	return getenv(name);
-}
-
-static void fl_cfg_warn(const char *line, void *ctx)
-{
-	(void)ctx;
-	fprintf(stderr, "fastlocal[%d]: warning: %s\n", (int)getpid(), line);
-}
-
-/* The same choices as the shim's config.c: FASTLOCAL_CONF="" means no file,
- * a missing /etc/fastlocal.conf is normal, anything else unreadable warns. */
-static void fl_cfg_read_file(struct fl_conf_input *in)
-{
-	const char *path = getenv("FASTLOCAL_CONF");
-	ssize_t n;
-	int fd;
-
-	if (path && !*path) {
-		in->file_state = FL_FILE_NONE;
-		return;
-	}
-	in->file = path ? path : FL_CONF_DEFAULT_PATH;
-	fd = open(in->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		in->file_state = !path && errno == ENOENT ? FL_FILE_ABSENT : FL_FILE_UNREADABLE;
-		snprintf(fl_cfg_file_err, sizeof(fl_cfg_file_err), "%s", strerror(errno));
-		in->file_error = fl_cfg_file_err;
-		return;
-	}
-	n = pread(fd, fl_cfg_file_buf, sizeof(fl_cfg_file_buf), 0);
-	if (n < 0) {
-		in->file_state = FL_FILE_UNREADABLE;
-		snprintf(fl_cfg_file_err, sizeof(fl_cfg_file_err), "%s", strerror(errno));
-		in->file_error = fl_cfg_file_err;
-	} else if ((size_t)n == sizeof(fl_cfg_file_buf)) {
-		in->file_state = FL_FILE_UNREADABLE;
-		in->file_error = "larger than 64 KiB";
-	} else {
-		in->file_state = FL_FILE_READ;
-		in->buf = fl_cfg_file_buf;
-		in->len = (size_t)n;
-	}
-	close(fd);
-}
 
 /* "default", "file /etc/fastlocal.conf:12" or "env FASTLOCAL_X". */
 static void fl_cfg_source(const struct fl_conf_origin *o, int k, char *buf, size_t len)
@@ -184,7 +133,6 @@ static void fl_cfg_text(const struct fl_config *c, const struct fl_conf_origin *
 
 int cmd_config(int argc, char **argv)
 {
-	struct fl_conf_input in = { .getenv = fl_cfg_getenv, .warn = fl_cfg_warn };
 	static struct fl_config cfg; /* ~8 KiB of lists and paths: off the stack */
 	struct fl_conf_origin origin;
 	const char *cmd = NULL;
@@ -209,9 +157,8 @@ int cmd_config(int argc, char **argv)
 	}
 	if (cmd && (!*cmd || strchr(cmd, '/')))
 		return fl_usage_error("config", "--cmd takes a program name, not '%s'", cmd);
-	fl_cfg_read_file(&in);
 	fflush(stdout);
-	fl_conf_eval(&cfg, &origin, &in);
+	fl_cli_conf_eval(&cfg, &origin, true);
 	if (json)
 		fl_cfg_json(&cfg, &origin, cmd);
 	else

@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 
+#include "cli_conf.h"
 #include "fastlocal.h"
 
 #define FL_BPFFS_MOUNTPOINT "/sys/fs/bpf"
@@ -28,6 +29,22 @@ int fl_pin_dir_resolve(struct fl_pin_dir *pd, const char *flag_value, char *err,
 	} else if (env && *env) {
 		v = env;
 		pd->source = "FASTLOCAL_PIN_DIR";
+	} else {
+		/* IMPORTANT: the configuration file's pin_dir too, or "load" would
+		 * pin where the shims never look. The shim's own evaluation, so
+		 * both read the same file the same way (an invalid value there
+		 * falls back to the default in both). */
+		static struct fl_config cfg; /* ~8 KiB: off the stack; the CLI is one thread */
+		struct fl_conf_origin o;
+
+		fl_cli_conf_eval(&cfg, &o, false);
+		if (o.from[FL_K_PIN_DIR] == FL_FROM_FILE) {
+			snprintf(pd->source_text, sizeof(pd->source_text), "file %s:%u", o.file,
+				 o.line[FL_K_PIN_DIR]);
+			snprintf(pd->path, sizeof(pd->path), "%s", cfg.pin_dir);
+			v = pd->path;
+			pd->source = pd->source_text;
+		}
 	}
 	if (v[0] != '/') {
 		snprintf(err, errlen, "pin dir '%s' (from %s) must be an absolute path", v, pd->source);
@@ -40,7 +57,7 @@ int fl_pin_dir_resolve(struct fl_pin_dir *pd, const char *flag_value, char *err,
 		snprintf(err, errlen, "pin dir (from %s) is too long", pd->source);
 		return -1;
 	}
-	memcpy(pd->path, v, n);
+	memmove(pd->path, v, n); /* v may be pd->path (from the file) */
 	pd->path[n] = '\0';
 	return 0;
 }

@@ -7,10 +7,13 @@
 
 struct fl_pin_dir {
 	char path[256];
-	const char *source; /* "--pin-dir", "FASTLOCAL_PIN_DIR" or "default" */
+	const char *source; /* "--pin-dir", "FASTLOCAL_PIN_DIR", "default", or
+			     * source_text ("file /etc/fastlocal.conf:3") */
+	char source_text[320];
 };
 
-/* Precedence: the --pin-dir flag, then FASTLOCAL_PIN_DIR, then the default.
+/* Precedence: the --pin-dir flag, then FASTLOCAL_PIN_DIR, then pin_dir in the
+ * configuration file (as the shim reads it), then the default.
  * Returns 0, or -1 with a message for an unusable value. */
 int fl_pin_dir_resolve(struct fl_pin_dir *pd, const char *flag_value, char *err, size_t errlen);
 

@@ -286,6 +286,21 @@ cmd_verdict_and_usage() {
 	grep -q '^Usage: fastlocal config' "$T_TMP/out" || t_fail "no usage line"
 }
 
+# The CLI reads the file's pin_dir as the shim does: "load" pins where the
+# shims look, and "status" finds it, saying where the dir came from.
+cli_follows_file_pin_dir() {
+	dir=/sys/fs/bpf/fl-conf-test-$$
+	printf 'pin_dir = %s\n' "$dir" >"$T_TMP/pin.conf"
+	t_expect_rc 0 env -u FASTLOCAL_PIN_DIR FASTLOCAL_CONF="$T_TMP/pin.conf" "$CLI" load || return 1
+	t_expect_rc 0 env -u FASTLOCAL_PIN_DIR FASTLOCAL_CONF="$T_TMP/pin.conf" "$CLI" status --json
+	st=$?
+	env -u FASTLOCAL_PIN_DIR FASTLOCAL_CONF="$T_TMP/pin.conf" "$CLI" unload >/dev/null 2>&1
+	[ "$st" = 0 ] || return 1
+	[ -e "$dir" ] && t_fail "unload left $dir behind" && return 1
+	got=$(jq -r '"\(.pin_dir)|\(.pin_dir_source)"' "$T_TMP/out")
+	[ "$got" = "$dir|file $T_TMP/pin.conf:1" ] || t_fail "status --json said '$got'"
+}
+
 t_run "the defaults, each shown with its source" defaults_and_their_source
 t_run "every file key is read, shown with its file and line" every_file_key
 t_run "every environment variable is read, shown as its source" every_env_var
@@ -296,5 +311,6 @@ t_run "a missing or unreadable FASTLOCAL_CONF: one warning, then no file" missin
 t_run "a garbage file: a few warnings, its valid line used, the program unharmed" garbage_file
 t_run "log_level=off silences the warnings; a log file gets them instead of stderr" log_off_silences_warnings_log_file_gets_them
 t_run "log_level, log_file and flow_budget from the file act in the shim" file_log_level_log_file_and_flow_budget
+t_run "load, status and unload use the file's pin_dir, and say so" cli_follows_file_pin_dir
 t_run "config --cmd says whether a program would be accelerated; bad usage exits 2" cmd_verdict_and_usage
 t_done

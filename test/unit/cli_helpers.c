@@ -11,6 +11,10 @@
 #include <string.h>
 
 #include "../../tools/preload_env.c"
+#include "../../preload/conf.c"
+#include "../../preload/conf_value.c"
+#include "../../preload/conf_rules.c"
+#include "../../tools/cli_conf.c"
 #include "../../tools/pin_dir.c"
 #include "../../tools/json.c"
 #include "../../tools/probe.c"
