@@ -397,13 +397,13 @@ static int test_closed_peer_eopnotsupp(void)
 static int fl_key_of(int fd, int sk_map, struct fl_key *k)
 {
 	struct sockaddr_in l, r;
-	socklen_t ll = sizeof(l), rl = sizeof(r), ol = sizeof(k->netns_cookie);
+	socklen_t ll = sizeof(l), rl = sizeof(r), ol = sizeof(k->scope);
 	struct fl_sk st;
 
 	memset(k, 0, sizeof(*k));
 	FL_T_CHECK(!getsockname(fd, (struct sockaddr *)&l, &ll) &&
 		   !getpeername(fd, (struct sockaddr *)&r, &rl) &&
-		   !getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &k->netns_cookie, &ol) &&
+		   !getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &k->scope, &ol) &&
 		   !bpf_map_lookup_elem(sk_map, &fd, &st), "cannot build the key");
 	k->local_ip[2] = k->remote_ip[2] = htonl(0xffff);
 	k->local_ip[3] = l.sin_addr.s_addr;

@@ -48,7 +48,7 @@ static void ipv4_is_stored_mapped_with_host_order_ports(void **state)
 	assert_memory_equal(k.local_ip, want, 16);
 	assert_int_equal(k.local_port, 40000);
 	assert_int_equal(k.remote_port, 80);
-	assert_int_equal(k.netns_cookie, 77);
+	assert_int_equal(k.scope, 77);
 	assert_int_equal(k.pad, 0);
 }
 

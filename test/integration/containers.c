@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * containers - two network namespaces on one bridge, as two containers on one
+ * host: their connection is accelerated, and two such hosts-in-a-host with
+ * the same addresses and ports never exchange a byte.
+ *
+ * A "host" is three namespaces made with "ip netns add" (names carry the
+ * pid): one holds a bridge, the two others each have a veth into it, with
+ * 10.78.0.1/24 (the client's) and 10.78.0.2/24 (the server's). The server and
+ * the client are this program again (argv[1] == "role"), entered into their
+ * namespace with setns() and exec()ed, so that each is a process of its own
+ * with the shim preloaded (LD_PRELOAD is inherited from "fastlocal run") and
+ * with FASTLOCAL=0 when the test wants plain TCP. Each streams 8 MiB of its
+ * pattern both ways at once and reports, through a pipe: whether every byte
+ * arrived intact, its socket's record in the pinned fl_sk (enrolled? its
+ * key's scope and its nonce), its namespace cookie, and how much Tcp OutSegs
+ * grew in its own namespace (/proc/net/snmp read inside it).
+ *
+ * Why this can fail: a cross-namespace peer that is not proven to be on this
+ * host stays on TCP (enrollment and redirected bytes do not grow, OutSegs
+ * grows by thousands); a pairing that crosses the two hosts delivers the
+ * other pattern (byte check) or pairs with a socket that never enrolled.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+
+#include "fastlocal.h"
+#include "fltest.h"
+#include "fltest_netns.h"
+
+#define MiB (1024ULL * 1024ULL)
+#define FL_CT_BYTES (8 * MiB) /* per direction */
+#define FL_CT_PORT 7788
+#define FL_CT_CPORT 41000
+#define FL_CT_CLIENT_IP "10.78.0.1"
+#define FL_CT_SERVER_IP "10.78.0.2"
+#define FL_CT_TIMEOUT 20.0
+/* Segments an accelerated transfer may still cost in one namespace: the
+ * handshake, the FIN and its ACK, and a few window updates. 8 MiB over TCP
+ * is more than 5700 data segments one way alone. */
+#define FL_CT_FAST_SEGS 50
+#define FL_CT_PLAIN_SEGS 2000
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/* What a role process reports. */
+struct fl_ct_report {
+	int ok;            /* every byte arrived, in order, exactly */
+	int enrolled;      /* its fl_sk record says FL_SK_ENROLLED */
+	uint64_t outsegs;  /* Tcp OutSegs growth in its namespace */
+	uint64_t scope;    /* its key's scope */
+	uint64_t nonce;    /* its fl_sk nonce */
+	uint64_t netns;    /* SO_NETNS_COOKIE */
+	double started, ended;
+	char why[160];
+};
+
+/* One running pair: the server and the client process and their pipes. */
+struct fl_ct_pair {
+	pid_t pid[2];      /* [0] client, [1] server */
+	int report[2];     /* read ends */
+	struct fl_ct_report r[2];
+};
+
+/* Owned by main's thread: the namespaces of two "hosts" ([h][0] bridge,
+ * [h][1] client, [h][2] server), whether each was made, and this binary. */
+static char fl_ct_ns[2][3][48];
+static int fl_ct_made[2][3];
+static char fl_ct_self[4096];
+static volatile pid_t fl_ct_kids[4];
+
+/* ---------------------------------------------------------------- roles */
+
+static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, int ready_fd,
+			     int go_fd, char *why, size_t wl)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, l, one = 1;
+	char c;
+
+	if (fl_t_sockaddr(AF_INET, addr, (uint16_t)port, &ss, &len)) {
+		snprintf(why, wl, "bad address %s", addr);
+		return -1;
+	}
+	if (serve) {
+		l = socket(AF_INET, SOCK_STREAM, 0);
+		if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(l, (struct sockaddr *)&ss, len) || listen(l, 4)) {
+			snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
+			return -1;
+		}
+		if (write(ready_fd, "r", 1) != 1)
+			return -1;
+		fd = accept(l, NULL, NULL);
+		close(l);
+		if (fd < 0)
+			snprintf(why, wl, "accept: %s", strerror(errno));
+		/* Both ends start once both are enrolled: a byte written
+		 * before its peer is enrolled goes over TCP (and later ones
+		 * wait behind it, the ordering gate of design.md), which
+		 * would blur the OutSegs proof. */
+		else if (read(go_fd, &c, 1) != 1 || write(ready_fd, "a", 1) != 1)
+			snprintf(why, wl, "cannot tell the client to start");
+		return fd;
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd >= 0 && cport) {
+		struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cport) };
+
+		if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(fd, (struct sockaddr *)&me, sizeof(me))) {
+			snprintf(why, wl, "bind the client to port %d: %s", cport, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len)) {
+		snprintf(why, wl, "connect to %s:%d: %s", addr, port, strerror(errno));
+		return -1;
+	}
+	if (write(go_fd, "c", 1) != 1 || read(ready_fd, &c, 1) != 1) {
+		snprintf(why, wl, "the server never accepted");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* argv: role serve|fetch ADDR PORT CPORT BYTES SEED REPORT_FD READY_FD GO_FD.
+ * The server writes 'r' to READY_FD once it listens; the client writes 'c'
+ * to GO_FD once connected (enrolled), the server reads it once it has
+ * accepted (enrolled) and answers 'a' on READY_FD; then both stream. */
+static int fl_ct_role(char **argv)
+{
+	int serve = !strcmp(argv[2], "serve"), rep = atoi(argv[8]), fd, sk;
+	struct fl_t_stream s = { .total = strtoull(argv[6], NULL, 10), .wsize = 64 * 1024,
+				 .seed = strtoull(argv[7], NULL, 10) };
+	struct fl_ct_report r = { 0 };
+	uint64_t o0 = fl_t_tcp_outsegs();
+	socklen_t ol = sizeof(r.netns);
+	char path[512];
+	struct fl_sk st;
+
+	alarm(30);
+	r.started = fl_t_now();
+	fd = fl_ct_role_socket(serve, argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[9]),
+			       atoi(argv[10]), r.why, sizeof(r.why));
+	if (fd >= 0) {
+		s.wfd = s.rfd = fd;
+		r.ok = fl_t_stream_run(&s, 1) == 0;
+		if (!r.ok)
+			snprintf(r.why, sizeof(r.why), "received %llu of %llu bytes, first wrong "
+				 "at %lld, error %s", (unsigned long long)s.received,
+				 (unsigned long long)s.total, (long long)s.bad_offset,
+				 strerror(s.error));
+		snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), FL_PIN_MAP_SK);
+		sk = bpf_obj_get(path);
+		if (sk >= 0 && !bpf_map_lookup_elem(sk, &fd, &st)) {
+			r.enrolled = !!(st.flags & FL_SK_ENROLLED);
+			r.scope = st.key.scope;
+			r.nonce = st.nonce;
+		}
+		if (sk >= 0)
+			close(sk);
+		if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &r.netns, &ol))
+			r.netns = 0;
+		close(fd);
+	}
+	r.ended = fl_t_now();
+	r.outsegs = fl_t_tcp_outsegs() - o0;
+	return write(rep, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
+}
+
+/* ------------------------------------------------------------ topology */
+
+static void fl_ct_kill_kids(void)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (fl_ct_kids[i] > 0) {
+			kill(fl_ct_kids[i], SIGKILL);
+			waitpid(fl_ct_kids[i], NULL, 0);
+			fl_ct_kids[i] = 0;
+		}
+}
+
+static void fl_ct_cleanup(void)
+{
+	int h, i;
+
+	fl_ct_kill_kids();
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < 3; i++)
+			if (fl_ct_made[h][i]) {
+				if (FL_T_IP(NULL, "netns", "del", fl_ct_ns[h][i]))
+					fprintf(stderr, "containers: could not delete namespace "
+						"%s\n", fl_ct_ns[h][i]);
+				fl_ct_made[h][i] = 0;
+			}
+}
+
+static void fl_ct_on_signal(int sig)
+{
+	static const char msg[] = "FAIL: containers: interrupted or timed out\n";
+
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	fl_ct_cleanup();
+	_exit(128 + sig);
+}
+
+/* Namespace i of host h: lo up, eth0 (a veth whose other end is a port of
+ * the bridge br0 in the host's bridge namespace) with addr. */
+static int fl_ct_make_end(int h, int i, const char *addr)
+{
+	const char *ns = fl_ct_ns[h][i], *br = fl_ct_ns[h][0];
+	const char *port = i == 1 ? "pa" : "pb";
+
+	FL_T_CHECK(FL_T_IP(NULL, "netns", "add", ns) == 0, "ip netns add %s failed", ns);
+	fl_ct_made[h][i] = 1;
+	FL_T_CHECK(FL_T_IP(ns, "link", "set", "lo", "up") == 0, "%s: cannot bring lo up", ns);
+	FL_T_CHECK(FL_T_IP(ns, "link", "add", "eth0", "type", "veth", "peer", "name", port, "netns",
+			   br) == 0, "%s: cannot add a veth into %s", ns, br);
+	FL_T_CHECK(FL_T_IP(br, "link", "set", port, "master", "br0") == 0 &&
+		   FL_T_IP(br, "link", "set", port, "up") == 0, "%s: cannot attach %s", br, port);
+	FL_T_CHECK(FL_T_IP(ns, "addr", "add", addr, "dev", "eth0") == 0 &&
+		   FL_T_IP(ns, "link", "set", "eth0", "up") == 0, "%s: cannot set up eth0", ns);
+	return 0;
+}
+
+static int fl_ct_make_host(int h)
+{
+	const char *br = fl_ct_ns[h][0];
+
+	FL_T_CHECK(FL_T_IP(NULL, "netns", "add", br) == 0, "ip netns add %s failed", br);
+	fl_ct_made[h][0] = 1;
+	FL_T_CHECK(FL_T_IP(br, "link", "add", "br0", "type", "bridge") == 0 &&
+		   FL_T_IP(br, "link", "set", "br0", "up") == 0, "%s: cannot make the bridge", br);
+	if (fl_ct_make_end(h, 1, FL_CT_CLIENT_IP "/24") ||
+	    fl_ct_make_end(h, 2, FL_CT_SERVER_IP "/24"))
+		return -1;
+	return 0;
+}
+
+/* --------------------------------------------------------------- pairs */
+
+/* Forks, enters namespace ns and runs this program's role there. */
+static pid_t fl_ct_spawn(const char *ns, const char *role, int cport, uint64_t seed, int rep_fd,
+			 int ready_fd, int go_fd, int plain)
+{
+	char cp[16], bytes[32], sd[32], rf[16], yf[16], gf[16], port[16];
+	pid_t pid;
+
+	snprintf(port, sizeof(port), "%d", FL_CT_PORT);
+	snprintf(cp, sizeof(cp), "%d", cport);
+	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)FL_CT_BYTES);
+	snprintf(sd, sizeof(sd), "%llu", (unsigned long long)seed);
+	snprintf(rf, sizeof(rf), "%d", rep_fd);
+	snprintf(yf, sizeof(yf), "%d", ready_fd);
+	snprintf(gf, sizeof(gf), "%d", go_fd);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid != 0)
+		return pid;
+	if (fl_t_netns_enter(ns)) {
+		fprintf(stderr, "containers: cannot enter %s: %s\n", ns, strerror(errno));
+		_exit(126);
+	}
+	if (plain)
+		setenv("FASTLOCAL", "0", 1);
+	execl(fl_ct_self, fl_ct_self, "role", role, FL_CT_SERVER_IP, port, cp, bytes, sd, rf, yf,
+	      gf, (char *)NULL);
+	_exit(127);
+}
+
+/* Starts the server of host h, waits until it listens, starts the client. */
+static int fl_ct_start(int h, uint64_t seed, int cport, int plain, struct fl_ct_pair *p)
+{
+	int rep[2][2], ready[2], go[2], i;
+	struct pollfd pfd;
+	char c;
+
+	memset(p, 0, sizeof(*p));
+	FL_T_CHECK(!pipe(rep[0]) && !pipe(rep[1]) && !pipe(ready) && !pipe(go), "pipe: %s",
+		   strerror(errno));
+	p->pid[1] = fl_ct_spawn(fl_ct_ns[h][2], "serve", 0, seed, rep[1][1], ready[1], go[0],
+				plain);
+	fl_ct_kids[2 * h + 1] = p->pid[1];
+	close(ready[1]);
+	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	FL_T_CHECK(poll(&pfd, 1, 5000) == 1 && read(ready[0], &c, 1) == 1 && c == 'r',
+		   "the server in %s did not start listening", fl_ct_ns[h][2]);
+	p->pid[0] = fl_ct_spawn(fl_ct_ns[h][1], "fetch", cport, seed, rep[0][1], ready[0], go[1],
+				plain);
+	fl_ct_kids[2 * h] = p->pid[0];
+	close(ready[0]);
+	close(go[0]);
+	close(go[1]);
+	for (i = 0; i < 2; i++) {
+		close(rep[i][1]);
+		p->report[i] = rep[i][0];
+	}
+	FL_T_CHECK(p->pid[0] > 0 && p->pid[1] > 0, "fork: %s", strerror(errno));
+	return 0;
+}
+
+/* Waits for both processes of host h and reads their reports. */
+static int fl_ct_finish(int h, struct fl_ct_pair *p)
+{
+	static const char *what[2] = { "client", "server" };
+	double deadline = fl_t_now() + FL_CT_TIMEOUT;
+	int i, st, ok = 0;
+
+	for (i = 0; i < 2; i++) {
+		struct pollfd pfd = { .fd = p->report[i], .events = POLLIN };
+		int ms = (int)((deadline - fl_t_now()) * 1000);
+
+		if (poll(&pfd, 1, ms > 0 ? ms : 0) == 1 &&
+		    read(p->report[i], &p->r[i], sizeof(p->r[i])) == sizeof(p->r[i]))
+			ok++;
+		close(p->report[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		if (ok != 2)
+			kill(p->pid[i], SIGKILL);
+		waitpid(p->pid[i], &st, 0);
+		fl_ct_kids[2 * h + i] = 0;
+	}
+	FL_T_CHECK(ok == 2, "host %d: a role process did not report within %.0fs", h,
+		   FL_CT_TIMEOUT);
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p->r[i].ok, "host %d: the %s's bytes: %s", h, what[i], p->r[i].why);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+/* The first accelerated transfer's reports, for the nonce subtest. */
+static struct fl_ct_pair fl_ct_fast;
+
+static int test_make_host(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	FL_T_CHECK(pre && strstr(pre, "libfastlocal"), "LD_PRELOAD has no libfastlocal.so: run "
+		   "this test under 'fastlocal run' (test/run.sh does)");
+	return fl_ct_make_host(0);
+}
+
+static int test_accelerated_across_namespaces(void)
+{
+	uint64_t e0 = fl_t_status_u64("enrolled_total"), d0 = fl_t_status_u64("redirected_bytes");
+	uint64_t e1, d1;
+	struct fl_ct_pair *p = &fl_ct_fast;
+	int i;
+
+	FL_T_CHECK(e0 != UINT64_MAX && d0 != UINT64_MAX, "status --json gave no counters");
+	if (fl_ct_start(0, 501, 0, 0, p) || fl_ct_finish(0, p))
+		return -1;
+	e1 = fl_t_status_u64("enrolled_total");
+	d1 = fl_t_status_u64("redirected_bytes");
+	printf("  enrolled %llu, redirected %llu bytes; Tcp OutSegs grew by %llu (client's "
+	       "namespace) and %llu (server's)\n", (unsigned long long)(e1 - e0),
+	       (unsigned long long)(d1 - d0), (unsigned long long)p->r[0].outsegs,
+	       (unsigned long long)p->r[1].outsegs);
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p->r[i].enrolled, "the %s's socket was not enrolled",
+			   i ? "server" : "client");
+	FL_T_CHECK(e1 - e0 >= 2, "enrolled_total grew by %llu, expected 2",
+		   (unsigned long long)(e1 - e0));
+	FL_T_CHECK(d1 - d0 >= 2 * FL_CT_BYTES, "redirected_bytes grew by %llu, expected >= %llu",
+		   (unsigned long long)(d1 - d0), (unsigned long long)(2 * FL_CT_BYTES));
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p->r[i].outsegs < FL_CT_FAST_SEGS, "Tcp OutSegs in the %s's namespace "
+			   "grew by %llu, expected < %d", i ? "server" : "client",
+			   (unsigned long long)p->r[i].outsegs, FL_CT_FAST_SEGS);
+	return 0;
+}
+
+static int test_plain_tcp_costs_segments(void)
+{
+	uint64_t f0 = fl_t_status_u64("fallbacks.disabled");
+	struct fl_ct_pair p;
+	int i;
+
+	if (fl_ct_start(0, 502, 0, 1, &p) || fl_ct_finish(0, &p))
+		return -1;
+	printf("  with FASTLOCAL=0, Tcp OutSegs grew by %llu (client's namespace) and %llu "
+	       "(server's)\n", (unsigned long long)p.r[0].outsegs,
+	       (unsigned long long)p.r[1].outsegs);
+	for (i = 0; i < 2; i++) {
+		FL_T_CHECK(!p.r[i].enrolled, "FASTLOCAL=0 and still enrolled");
+		FL_T_CHECK(p.r[i].outsegs >= FL_CT_PLAIN_SEGS, "Tcp OutSegs in the %s's namespace "
+			   "grew by only %llu over plain TCP: the proof above proves nothing",
+			   i ? "server" : "client", (unsigned long long)p.r[i].outsegs);
+	}
+	FL_T_CHECK(fl_t_status_u64("fallbacks.disabled") - f0 >= 2,
+		   "fallbacks.disabled did not count both ends");
+	return 0;
+}
+
+static int test_nonce_and_netns_scope(void)
+{
+	const struct fl_ct_report *c = &fl_ct_fast.r[0], *s = &fl_ct_fast.r[1];
+	uint64_t netns = 0;
+	socklen_t ol = sizeof(netns);
+	char path[512];
+	struct fl_sk st[2];
+	int fd[2], sk, i;
+
+	FL_T_CHECK(c->nonce && c->nonce == s->nonce, "the two ends' nonces: %#llx and %#llx, "
+		   "expected equal and nonzero", (unsigned long long)c->nonce,
+		   (unsigned long long)s->nonce);
+	FL_T_CHECK(c->scope == c->nonce && s->scope == s->nonce, "a cross-namespace key's scope "
+		   "is not its nonce");
+	FL_T_CHECK(c->netns && s->netns && c->netns != s->netns && c->scope != c->netns &&
+		   s->scope != s->netns, "namespace cookies %llu/%llu, scope %#llx",
+		   (unsigned long long)c->netns, (unsigned long long)s->netns,
+		   (unsigned long long)c->scope);
+	/* A loopback pair here: keyed by this namespace's cookie, no nonce. */
+	snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), FL_PIN_MAP_SK);
+	sk = bpf_obj_get(path);
+	FL_T_CHECK(sk >= 0 && fl_t_tcp_pair(AF_INET, &fd[0], &fd[1]) == 0, "loopback pair");
+	FL_T_CHECK(!getsockopt(fd[0], SOL_SOCKET, SO_NETNS_COOKIE, &netns, &ol), "netns cookie");
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(!bpf_map_lookup_elem(sk, &fd[i], &st[i]), "no fl_sk record");
+	close(sk);
+	close(fd[0]);
+	close(fd[1]);
+	for (i = 0; i < 2; i++) {
+		FL_T_CHECK(st[i].flags & FL_SK_ENROLLED, "the loopback pair was not enrolled");
+		FL_T_CHECK(st[i].key.scope == netns && !st[i].nonce, "loopback end %d: scope %llu, "
+			   "nonce %#llx; expected the netns cookie %llu and no nonce", i,
+			   (unsigned long long)st[i].key.scope, (unsigned long long)st[i].nonce,
+			   (unsigned long long)netns);
+	}
+	return 0;
+}
+
+static int test_make_second_host(void)
+{
+	return fl_ct_make_host(1);
+}
+
+/* Both hosts at once: same addresses, same server port, same client port. */
+static int test_overlapping_addresses(void)
+{
+	uint64_t e0 = fl_t_status_u64("enrolled_total"), d0 = fl_t_status_u64("redirected_bytes");
+	struct fl_ct_pair p[2];
+	int h, i, r = 0;
+
+	if (fl_ct_start(0, 1111, FL_CT_CPORT, 0, &p[0]))
+		return -1;
+	if (fl_ct_start(1, 2222, FL_CT_CPORT, 0, &p[1])) {
+		fl_ct_finish(0, &p[0]);
+		return -1;
+	}
+	for (h = 0; h < 2; h++)
+		r |= fl_ct_finish(h, &p[h]);
+	if (r)
+		return -1;
+	printf("  %s:%d <- %s:%d in both; host 0 ran %.3f-%.3fs, host 1 %.3f-%.3fs; enrolled "
+	       "%llu, redirected %llu bytes\n", FL_CT_SERVER_IP, FL_CT_PORT, FL_CT_CLIENT_IP,
+	       FL_CT_CPORT, 0.0, p[0].r[0].ended - p[0].r[0].started,
+	       p[1].r[0].started - p[0].r[0].started, p[1].r[0].ended - p[0].r[0].started,
+	       (unsigned long long)(fl_t_status_u64("enrolled_total") - e0),
+	       (unsigned long long)(fl_t_status_u64("redirected_bytes") - d0));
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < 2; i++)
+			FL_T_CHECK(p[h].r[i].enrolled, "host %d: the %s was not enrolled", h,
+				   i ? "server" : "client");
+	FL_T_CHECK(p[0].r[0].nonce != p[1].r[0].nonce, "the two hosts' connections share a nonce");
+	FL_T_CHECK(p[1].r[0].started < p[0].r[0].ended && p[0].r[0].started < p[1].r[0].ended,
+		   "the two transfers did not overlap in time");
+	FL_T_CHECK(fl_t_status_u64("enrolled_total") - e0 >= 4, "fewer than 4 ends enrolled");
+	FL_T_CHECK(fl_t_status_u64("redirected_bytes") - d0 >= 4 * FL_CT_BYTES,
+		   "redirected_bytes grew by less than %llu", (unsigned long long)(4 * FL_CT_BYTES));
+	return 0;
+}
+
+static int test_remove_namespaces(void)
+{
+	char path[128];
+	int h, i;
+
+	fl_ct_cleanup();
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < 3; i++) {
+			snprintf(path, sizeof(path), "/run/netns/%s", fl_ct_ns[h][i]);
+			FL_T_CHECK(access(path, F_OK) != 0, "%s is still there", path);
+		}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *what[3] = { "br", "a", "b" };
+	struct sigaction sa;
+	ssize_t n;
+	int h, i;
+
+	if (argc == 11 && !strcmp(argv[1], "role"))
+		return fl_ct_role(argv);
+	n = readlink("/proc/self/exe", fl_ct_self, sizeof(fl_ct_self) - 1);
+	if (n <= 0) {
+		printf("FAIL: containers: cannot find its own binary\n");
+		return 1;
+	}
+	fl_ct_self[n] = 0;
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < 3; i++)
+			snprintf(fl_ct_ns[h][i], sizeof(fl_ct_ns[h][i]), "fl-ct%d-%s-%d", h, what[i],
+				 (int)getpid());
+	atexit(fl_ct_cleanup);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fl_ct_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(90); /* a watchdog: the whole test takes a few seconds */
+
+	FL_T_RUN("two namespaces with a veth each into a bridge in a third", test_make_host);
+	FL_T_RUN("8 MiB both ways between the two namespaces: byte-exact, both ends enrolled, "
+		 "redirected, almost no TCP segments", test_accelerated_across_namespaces);
+	FL_T_RUN("the same transfer with FASTLOCAL=0 costs thousands of TCP segments",
+		 test_plain_tcp_costs_segments);
+	FL_T_RUN("a cross-namespace key is scoped by one nonzero nonce at both ends, a loopback "
+		 "key by the namespace cookie", test_nonce_and_netns_scope);
+	FL_T_RUN("a second bridge with the same addresses", test_make_second_host);
+	FL_T_RUN("same addresses and ports on both bridges at once: each side gets its own bytes, "
+		 "both accelerated", test_overlapping_addresses);
+	FL_T_RUN("the namespaces are removed", test_remove_namespaces);
+	return fl_t_exit_status();
+}
