@@ -32,7 +32,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # Debian packages that the build, the tests and the demo use.
 DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy tmux \
-	gnuplot-nox redis-server redis-tools nginx wrk iperf3
+	gnuplot-nox redis-server redis-tools nginx wrk iperf3 nftables
 
 SHIM_SRCS := $(wildcard preload/*.c)
 CLI_SRCS  := $(wildcard tools/*.c) preload/key.c # the key's mirror, shared with the shim
