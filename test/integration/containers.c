@@ -44,6 +44,8 @@
 #define FL_CT_CPORT 41000
 #define FL_CT_CLIENT_IP "10.78.0.1"
 #define FL_CT_SERVER_IP "10.78.0.2"
+#define FL_CT_CLIENT_IP6 "fd78::1"
+#define FL_CT_SERVER_IP6 "fd78::2"
 #define FL_CT_TIMEOUT 20.0
 /* Segments an accelerated transfer may still cost in one namespace: the
  * handshake, the FIN and its ACK, and a few window updates. 8 MiB over TCP
@@ -86,17 +88,19 @@ static volatile pid_t fl_ct_kids[4];
 static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, int ready_fd,
 			     int go_fd, char *why, size_t wl)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int fd, l, one = 1;
+	int family = strchr(addr, ':') ? AF_INET6 : AF_INET, fd, l, one = 1;
+	struct sockaddr_storage ss, me;
+	socklen_t len, mlen;
 	char c;
 
-	if (fl_t_sockaddr(AF_INET, addr, (uint16_t)port, &ss, &len)) {
+	if (fl_t_sockaddr(family, addr, (uint16_t)port, &ss, &len) ||
+	    fl_t_sockaddr(family, family == AF_INET6 ? "::" : "0.0.0.0", (uint16_t)cport, &me,
+			  &mlen)) {
 		snprintf(why, wl, "bad address %s", addr);
 		return -1;
 	}
 	if (serve) {
-		l = socket(AF_INET, SOCK_STREAM, 0);
+		l = socket(family, SOCK_STREAM, 0);
 		if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 		    bind(l, (struct sockaddr *)&ss, len) || listen(l, 4)) {
 			snprintf(why, wl, "listen on %s:%d: %s", addr, port, strerror(errno));
@@ -116,12 +120,10 @@ static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, i
 			snprintf(why, wl, "cannot tell the client to start");
 		return fd;
 	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	fd = socket(family, SOCK_STREAM, 0);
 	if (fd >= 0 && cport) {
-		struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cport) };
-
 		if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-		    bind(fd, (struct sockaddr *)&me, sizeof(me))) {
+		    bind(fd, (struct sockaddr *)&me, mlen)) {
 			snprintf(why, wl, "bind the client to port %d: %s", cport, strerror(errno));
 			close(fd);
 			return -1;
@@ -226,7 +228,7 @@ static void fl_ct_on_signal(int sig)
 
 /* Namespace i of host h: lo up, eth0 (a veth whose other end is a port of
  * the bridge br0 in the host's bridge namespace) with addr. */
-static int fl_ct_make_end(int h, int i, const char *addr)
+static int fl_ct_make_end(int h, int i, const char *addr, const char *addr6)
 {
 	const char *ns = fl_ct_ns[h][i], *br = fl_ct_ns[h][0];
 	const char *port = i == 1 ? "pa" : "pb";
@@ -238,7 +240,10 @@ static int fl_ct_make_end(int h, int i, const char *addr)
 			   br) == 0, "%s: cannot add a veth into %s", ns, br);
 	FL_T_CHECK(FL_T_IP(br, "link", "set", port, "master", "br0") == 0 &&
 		   FL_T_IP(br, "link", "set", port, "up") == 0, "%s: cannot attach %s", br, port);
+	/* nodad: the IPv6 address is usable at once, not after duplicate
+	 * address detection. */
 	FL_T_CHECK(FL_T_IP(ns, "addr", "add", addr, "dev", "eth0") == 0 &&
+		   FL_T_IP(ns, "addr", "add", addr6, "dev", "eth0", "nodad") == 0 &&
 		   FL_T_IP(ns, "link", "set", "eth0", "up") == 0, "%s: cannot set up eth0", ns);
 	return 0;
 }
@@ -251,8 +256,8 @@ static int fl_ct_make_host(int h)
 	fl_ct_made[h][0] = 1;
 	FL_T_CHECK(FL_T_IP(br, "link", "add", "br0", "type", "bridge") == 0 &&
 		   FL_T_IP(br, "link", "set", "br0", "up") == 0, "%s: cannot make the bridge", br);
-	if (fl_ct_make_end(h, 1, FL_CT_CLIENT_IP "/24") ||
-	    fl_ct_make_end(h, 2, FL_CT_SERVER_IP "/24"))
+	if (fl_ct_make_end(h, 1, FL_CT_CLIENT_IP "/24", FL_CT_CLIENT_IP6 "/64") ||
+	    fl_ct_make_end(h, 2, FL_CT_SERVER_IP "/24", FL_CT_SERVER_IP6 "/64"))
 		return -1;
 	return 0;
 }
@@ -260,8 +265,8 @@ static int fl_ct_make_host(int h)
 /* --------------------------------------------------------------- pairs */
 
 /* Forks, enters namespace ns and runs this program's role there. */
-static pid_t fl_ct_spawn(const char *ns, const char *role, int cport, uint64_t seed, int rep_fd,
-			 int ready_fd, int go_fd, int plain)
+static pid_t fl_ct_spawn(const char *ns, const char *role, const char *addr, int cport,
+			 uint64_t seed, int rep_fd, int ready_fd, int go_fd, int plain)
 {
 	char cp[16], bytes[32], sd[32], rf[16], yf[16], gf[16], port[16];
 	pid_t pid;
@@ -284,13 +289,15 @@ static pid_t fl_ct_spawn(const char *ns, const char *role, int cport, uint64_t s
 	}
 	if (plain)
 		setenv("FASTLOCAL", "0", 1);
-	execl(fl_ct_self, fl_ct_self, "role", role, FL_CT_SERVER_IP, port, cp, bytes, sd, rf, yf,
+	execl(fl_ct_self, fl_ct_self, "role", role, addr, port, cp, bytes, sd, rf, yf,
 	      gf, (char *)NULL);
 	_exit(127);
 }
 
-/* Starts the server of host h, waits until it listens, starts the client. */
-static int fl_ct_start(int h, uint64_t seed, int cport, int plain, struct fl_ct_pair *p)
+/* Starts the server of host h on addr, waits until it listens, starts the
+ * client. */
+static int fl_ct_start_at(int h, const char *addr, uint64_t seed, int cport, int plain,
+			  struct fl_ct_pair *p)
 {
 	int rep[2][2], ready[2], go[2], i;
 	struct pollfd pfd;
@@ -299,15 +306,15 @@ static int fl_ct_start(int h, uint64_t seed, int cport, int plain, struct fl_ct_
 	memset(p, 0, sizeof(*p));
 	FL_T_CHECK(!pipe(rep[0]) && !pipe(rep[1]) && !pipe(ready) && !pipe(go), "pipe: %s",
 		   strerror(errno));
-	p->pid[1] = fl_ct_spawn(fl_ct_ns[h][2], "serve", 0, seed, rep[1][1], ready[1], go[0],
+	p->pid[1] = fl_ct_spawn(fl_ct_ns[h][2], "serve", addr, 0, seed, rep[1][1], ready[1], go[0],
 				plain);
 	fl_ct_kids[2 * h + 1] = p->pid[1];
 	close(ready[1]);
 	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
 	FL_T_CHECK(poll(&pfd, 1, 5000) == 1 && read(ready[0], &c, 1) == 1 && c == 'r',
 		   "the server in %s did not start listening", fl_ct_ns[h][2]);
-	p->pid[0] = fl_ct_spawn(fl_ct_ns[h][1], "fetch", cport, seed, rep[0][1], ready[0], go[1],
-				plain);
+	p->pid[0] = fl_ct_spawn(fl_ct_ns[h][1], "fetch", addr, cport, seed, rep[0][1], ready[0],
+				go[1], plain);
 	fl_ct_kids[2 * h] = p->pid[0];
 	close(ready[0]);
 	close(go[0]);
@@ -318,6 +325,11 @@ static int fl_ct_start(int h, uint64_t seed, int cport, int plain, struct fl_ct_
 	}
 	FL_T_CHECK(p->pid[0] > 0 && p->pid[1] > 0, "fork: %s", strerror(errno));
 	return 0;
+}
+
+static int fl_ct_start(int h, uint64_t seed, int cport, int plain, struct fl_ct_pair *p)
+{
+	return fl_ct_start_at(h, FL_CT_SERVER_IP, seed, cport, plain, p);
 }
 
 /* Waits for both processes of host h and reads their reports. */
@@ -351,7 +363,8 @@ static int fl_ct_finish(int h, struct fl_ct_pair *p)
 
 /* ---------------------------------------------------------------- tests */
 
-/* The first accelerated transfer's reports, for the nonce subtest. */
+/* The first accelerated transfer's reports, for the nonce subtest; written and
+ * read by main's thread only (subtests run one after the other). */
 static struct fl_ct_pair fl_ct_fast;
 
 static int test_make_host(void)
@@ -453,6 +466,27 @@ static int test_nonce_and_netns_scope(void)
 	return 0;
 }
 
+/* The nonce and the key sockops records use the IPv6 fields: the same. */
+static int test_accelerated_over_ipv6(void)
+{
+	uint64_t d0 = fl_t_status_u64("redirected_bytes");
+	struct fl_ct_pair p;
+	int i;
+
+	if (fl_ct_start_at(0, FL_CT_SERVER_IP6, 503, FL_CT_CPORT, 0, &p) || fl_ct_finish(0, &p))
+		return -1;
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p.r[i].enrolled && p.r[i].nonce && p.r[i].scope == p.r[0].nonce,
+			   "the %s was not enrolled under the shared nonce",
+			   i ? "server" : "client");
+	FL_T_CHECK(fl_t_status_u64("redirected_bytes") - d0 >= 2 * FL_CT_BYTES,
+		   "redirected_bytes grew by less than %llu", (unsigned long long)(2 * FL_CT_BYTES));
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p.r[i].outsegs < FL_CT_FAST_SEGS, "Tcp OutSegs grew by %llu",
+			   (unsigned long long)p.r[i].outsegs);
+	return 0;
+}
+
 static int test_make_second_host(void)
 {
 	return fl_ct_make_host(1);
@@ -543,6 +577,8 @@ int main(int argc, char **argv)
 		 test_plain_tcp_costs_segments);
 	FL_T_RUN("a cross-namespace key is scoped by one nonzero nonce at both ends, a loopback "
 		 "key by the namespace cookie", test_nonce_and_netns_scope);
+	FL_T_RUN("the same between [fd78::1] and [fd78::2]: byte-exact, enrolled, redirected",
+		 test_accelerated_over_ipv6);
 	FL_T_RUN("a second bridge with the same addresses", test_make_second_host);
 	FL_T_RUN("same addresses and ports on both bridges at once: each side gets its own bytes, "
 		 "both accelerated", test_overlapping_addresses);
