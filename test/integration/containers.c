@@ -81,9 +81,26 @@ struct fl_ct_pair {
 static char fl_ct_ns[2][3][48];
 static int fl_ct_made[2][3];
 static char fl_ct_self[4096];
+static char fl_ct_gate_env[32]; /* FL_CT_GATE for the clients, "" for none */
 static volatile pid_t fl_ct_kids[4];
 
 /* ---------------------------------------------------------------- roles */
+
+/* With FL_CT_GATE="ARMED_FD,GATE_FD" in the environment, a client says it
+ * is connected on ARMED_FD and waits for a byte on GATE_FD: so that several
+ * transfers start at the same moment. 0, or -1. */
+static int fl_ct_wait_gate(void)
+{
+	const char *g = getenv("FL_CT_GATE");
+	int armed, gate;
+	char c;
+
+	if (!g)
+		return 0;
+	if (sscanf(g, "%d,%d", &armed, &gate) != 2)
+		return -1;
+	return write(armed, "k", 1) == 1 && read(gate, &c, 1) == 1 ? 0 : -1;
+}
 
 static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, int ready_fd,
 			     int go_fd, char *why, size_t wl)
@@ -138,6 +155,11 @@ static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, i
 		close(fd);
 		return -1;
 	}
+	if (fl_ct_wait_gate()) {
+		snprintf(why, wl, "the start gate never opened");
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -157,12 +179,13 @@ static int fl_ct_role(char **argv)
 	struct fl_sk st;
 
 	alarm(30);
-	r.started = fl_t_now();
 	fd = fl_ct_role_socket(serve, argv[3], atoi(argv[4]), atoi(argv[5]), atoi(argv[9]),
 			       atoi(argv[10]), r.why, sizeof(r.why));
 	if (fd >= 0) {
 		s.wfd = s.rfd = fd;
+		r.started = fl_t_now();
 		r.ok = fl_t_stream_run(&s, 1) == 0;
+		r.ended = fl_t_now();
 		if (!r.ok)
 			snprintf(r.why, sizeof(r.why), "received %llu of %llu bytes, first wrong "
 				 "at %lld, error %s", (unsigned long long)s.received,
@@ -181,7 +204,6 @@ static int fl_ct_role(char **argv)
 			r.netns = 0;
 		close(fd);
 	}
-	r.ended = fl_t_now();
 	r.outsegs = fl_t_tcp_outsegs() - o0;
 	return write(rep, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 }
@@ -289,6 +311,8 @@ static pid_t fl_ct_spawn(const char *ns, const char *role, const char *addr, int
 	}
 	if (plain)
 		setenv("FASTLOCAL", "0", 1);
+	if (fl_ct_gate_env[0] && !strcmp(role, "fetch"))
+		setenv("FL_CT_GATE", fl_ct_gate_env, 1);
 	execl(fl_ct_self, fl_ct_self, "role", role, addr, port, cp, bytes, sd, rf, yf,
 	      gf, (char *)NULL);
 	_exit(127);
@@ -496,17 +520,40 @@ static int test_make_second_host(void)
 static int test_overlapping_addresses(void)
 {
 	uint64_t e0 = fl_t_status_u64("enrolled_total"), d0 = fl_t_status_u64("redirected_bytes");
+	int h, i, r = 0, armed[2], gate[2], got = 0;
 	struct fl_ct_pair p[2];
-	int h, i, r = 0;
+	char buf[2];
 
-	if (fl_ct_start(0, 1111, FL_CT_CPORT, 0, &p[0]))
-		return -1;
-	if (fl_ct_start(1, 2222, FL_CT_CPORT, 0, &p[1])) {
-		fl_ct_finish(0, &p[0]);
-		return -1;
+	/* Both clients connect, then wait at a gate that opens for both at
+	 * once: 8 MiB takes milliseconds, so started one after the other the
+	 * transfers would not overlap. */
+	FL_T_CHECK(!pipe(armed) && !pipe(gate), "pipe: %s", strerror(errno));
+	snprintf(fl_ct_gate_env, sizeof(fl_ct_gate_env), "%d,%d", armed[1], gate[0]);
+	r = fl_ct_start(0, 1111, FL_CT_CPORT, 0, &p[0]);
+	if (!r && fl_ct_start(1, 2222, FL_CT_CPORT, 0, &p[1])) {
+		r = -1;
+		fl_ct_kill_kids();
 	}
+	fl_ct_gate_env[0] = 0;
+	close(armed[1]);
+	close(gate[0]);
+	while (!r && got < 2) {
+		struct pollfd pfd = { .fd = armed[0], .events = POLLIN };
+		ssize_t n = poll(&pfd, 1, 10000) == 1 ? read(armed[0], buf, sizeof(buf)) : -1;
+
+		if (n <= 0)
+			break;
+		got += (int)n;
+	}
+	if (got == 2 && write(gate[1], "gg", 2) != 2)
+		got = 0;
+	close(armed[0]);
+	close(gate[1]);
+	if (r)
+		return -1;
 	for (h = 0; h < 2; h++)
 		r |= fl_ct_finish(h, &p[h]);
+	FL_T_CHECK(got == 2, "the two clients did not both connect");
 	if (r)
 		return -1;
 	printf("  %s:%d <- %s:%d in both; host 0 ran %.3f-%.3fs, host 1 %.3f-%.3fs; enrolled "
