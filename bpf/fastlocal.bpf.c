@@ -425,8 +425,11 @@ int fl_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The passive end reads the nonce from its SYN, which the
 		 * kernel keeps for the accepted socket only if the listener
-		 * asked (about 60 bytes per connection, freed with it). */
-		bpf_setsockopt(skops, FL_SOL_TCP, FL_TCP_SAVE_SYN, &one, sizeof(one));
+		 * asked (about 60 bytes per connection, freed with it). A
+		 * listener bound to loopback only gets loopback connections,
+		 * which need no nonce. */
+		if (!fl_skops_loopback(skops))
+			bpf_setsockopt(skops, FL_SOL_TCP, FL_TCP_SAVE_SYN, &one, sizeof(one));
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		fl_record_isn(skops, 1);
