@@ -82,6 +82,7 @@ static char fl_ct_ns[2][3][48];
 static int fl_ct_made[2][3];
 static char fl_ct_self[4096];
 static char fl_ct_gate_env[32]; /* FL_CT_GATE for the clients, "" for none */
+static char fl_ct_hold_env[32]; /* FL_CT_HOLD for both roles, "" for none */
 static volatile pid_t fl_ct_kids[4];
 
 /* ---------------------------------------------------------------- roles */
@@ -100,6 +101,22 @@ static int fl_ct_wait_gate(void)
 	if (sscanf(g, "%d,%d", &armed, &gate) != 2)
 		return -1;
 	return write(armed, "k", 1) == 1 && read(gate, &c, 1) == 1 ? 0 : -1;
+}
+
+/* With FL_CT_HOLD="DONE_FD,RELEASE_FD", a role says its transfer is done on
+ * DONE_FD and keeps its connection open until a byte on RELEASE_FD: so that
+ * the test can look at the live connection. 0, or -1. */
+static int fl_ct_hold(void)
+{
+	const char *g = getenv("FL_CT_HOLD");
+	int done, release;
+	char c;
+
+	if (!g)
+		return 0;
+	if (sscanf(g, "%d,%d", &done, &release) != 2)
+		return -1;
+	return write(done, "d", 1) == 1 && read(release, &c, 1) == 1 ? 0 : -1;
 }
 
 static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, int ready_fd,
@@ -186,6 +203,8 @@ static int fl_ct_role(char **argv)
 		r.started = fl_t_now();
 		r.ok = fl_t_stream_run(&s, 1) == 0;
 		r.ended = fl_t_now();
+		if (fl_ct_hold())
+			snprintf(r.why, sizeof(r.why), "the test never released the connection");
 		if (!r.ok)
 			snprintf(r.why, sizeof(r.why), "received %llu of %llu bytes, first wrong "
 				 "at %lld, error %s", (unsigned long long)s.received,
@@ -313,6 +332,8 @@ static pid_t fl_ct_spawn(const char *ns, const char *role, const char *addr, int
 		setenv("FASTLOCAL", "0", 1);
 	if (fl_ct_gate_env[0] && !strcmp(role, "fetch"))
 		setenv("FL_CT_GATE", fl_ct_gate_env, 1);
+	if (fl_ct_hold_env[0])
+		setenv("FL_CT_HOLD", fl_ct_hold_env, 1);
 	execl(fl_ct_self, fl_ct_self, "role", role, addr, port, cp, bytes, sd, rf, yf,
 	      gf, (char *)NULL);
 	_exit(127);
@@ -387,9 +408,12 @@ static int fl_ct_finish(int h, struct fl_ct_pair *p)
 
 /* ---------------------------------------------------------------- tests */
 
-/* The first accelerated transfer's reports, for the nonce subtest; written and
- * read by main's thread only (subtests run one after the other). */
+/* The first accelerated transfer's reports and what "fastlocal conns
+ * --json" said of it while it was open ("KIND SCOPE"), for the nonce
+ * subtest; written and read by main's thread only (subtests run one after
+ * the other). */
 static struct fl_ct_pair fl_ct_fast;
+static char fl_ct_conns_line[256];
 
 static int test_make_host(void)
 {
@@ -407,9 +431,39 @@ static int test_accelerated_across_namespaces(void)
 	struct fl_ct_pair *p = &fl_ct_fast;
 	int i;
 
+	int done[2], release[2], got = 0, r;
+	char buf[2], conns[256] = "";
+
 	FL_T_CHECK(e0 != UINT64_MAX && d0 != UINT64_MAX, "status --json gave no counters");
-	if (fl_ct_start(0, 501, 0, 0, p) || fl_ct_finish(0, p))
+	/* Both ends stay open after the transfer until "conns" has shown
+	 * the live connection. */
+	FL_T_CHECK(!pipe(done) && !pipe(release), "pipe: %s", strerror(errno));
+	snprintf(fl_ct_hold_env, sizeof(fl_ct_hold_env), "%d,%d", done[1], release[0]);
+	r = fl_ct_start(0, 501, 0, 0, p);
+	fl_ct_hold_env[0] = 0;
+	close(done[1]);
+	close(release[0]);
+	while (!r && got < 2) {
+		struct pollfd pfd = { .fd = done[0], .events = POLLIN };
+		ssize_t n = poll(&pfd, 1, 10000) == 1 ? read(done[0], buf, sizeof(buf)) : -1;
+
+		if (n <= 0)
+			break;
+		got += (int)n;
+	}
+	if (got == 2)
+		fl_t_sh_out(conns, sizeof(conns), "'%s' conns --json | jq -r '.connections[] | "
+			    "select(.a.addr == \"%s\" and .b.addr == \"%s\" and .b.port == %d and "
+			    ".a.enrolled and .b.enrolled) | .scope_kind + \" \" + .scope'",
+			    fl_t_cli(), FL_CT_CLIENT_IP, FL_CT_SERVER_IP, FL_CT_PORT);
+	if (write(release[1], "rr", 2) != 2)
+		got = 0;
+	close(done[0]);
+	close(release[1]);
+	if (r || fl_ct_finish(0, p))
 		return -1;
+	FL_T_CHECK(got == 2, "the two ends did not finish their transfer");
+	snprintf(fl_ct_conns_line, sizeof(fl_ct_conns_line), "%s", conns);
 	e1 = fl_t_status_u64("enrolled_total");
 	d1 = fl_t_status_u64("redirected_bytes");
 	printf("  enrolled %llu, redirected %llu bytes; Tcp OutSegs grew by %llu (client's "
@@ -452,9 +506,20 @@ static int test_plain_tcp_costs_segments(void)
 	return 0;
 }
 
+static int fl_port_of(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &l))
+		return -1;
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
 static int test_nonce_and_netns_scope(void)
 {
 	const struct fl_ct_report *c = &fl_ct_fast.r[0], *s = &fl_ct_fast.r[1];
+	char want[64], out[256];
 	uint64_t netns = 0;
 	socklen_t ol = sizeof(netns);
 	char path[512];
@@ -470,6 +535,11 @@ static int test_nonce_and_netns_scope(void)
 		   s->scope != s->netns, "namespace cookies %llu/%llu, scope %#llx",
 		   (unsigned long long)c->netns, (unsigned long long)s->netns,
 		   (unsigned long long)c->scope);
+	/* conns pairs the two ends by their keys: one line means both ends'
+	 * keys carry this scope. */
+	snprintf(want, sizeof(want), "nonce 0x%016llx", (unsigned long long)c->nonce);
+	FL_T_CHECK(!strcmp(fl_ct_conns_line, want), "fastlocal conns --json showed \"%s\" for "
+		   "the connection, expected \"%s\"", fl_ct_conns_line, want);
 	/* A loopback pair here: keyed by this namespace's cookie, no nonce. */
 	snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), FL_PIN_MAP_SK);
 	sk = bpf_obj_get(path);
@@ -478,8 +548,14 @@ static int test_nonce_and_netns_scope(void)
 	for (i = 0; i < 2; i++)
 		FL_T_CHECK(!bpf_map_lookup_elem(sk, &fd[i], &st[i]), "no fl_sk record");
 	close(sk);
+	snprintf(want, sizeof(want), "netns 0x%016llx", (unsigned long long)netns);
+	fl_t_sh_out(out, sizeof(out), "'%s' conns --json | jq -r '.connections[] | "
+		    "select(.a.port == %d and .a.addr == \"127.0.0.1\") | .scope_kind + \" \" + "
+		    ".scope'", fl_t_cli(), fl_port_of(fd[0]));
 	close(fd[0]);
 	close(fd[1]);
+	FL_T_CHECK(!strcmp(out, want), "fastlocal conns --json showed \"%s\" for the loopback "
+		   "pair, expected \"%s\"", out, want);
 	for (i = 0; i < 2; i++) {
 		FL_T_CHECK(st[i].flags & FL_SK_ENROLLED, "the loopback pair was not enrolled");
 		FL_T_CHECK(st[i].key.scope == netns && !st[i].nonce, "loopback end %d: scope %llu, "
