@@ -292,6 +292,69 @@ static __always_inline void fl_nonce_read(struct bpf_sock_ops *skops, struct fl_
 	fl_count(n ? FL_STAT_NONCE_RECEIVED : FL_STAT_NONCE_MISSING, 1);
 }
 
+/*
+ * The passive end, building its SYN-ACK: the nonce of the SYN it answers,
+ * or 0. The option's search needs only kind and ExID (len 4 = kind, len,
+ * ExID); the kernel copies the whole option back.
+ */
+static __always_inline __u64 fl_syn_nonce(struct bpf_sock_ops *skops, struct fl_nonce_opt *opt)
+{
+	*opt = (struct fl_nonce_opt){ .kind = FL_TCPOPT_EXP, .len = 4,
+				      .exid = bpf_htons(FL_TCPOPT_EXID) };
+	if (bpf_load_hdr_opt(skops, opt, sizeof(*opt), BPF_LOAD_HDR_OPT_TCP_SYN) !=
+	    FL_TCPOPT_NONCE_LEN)
+		return 0;
+	return ((__u64)bpf_ntohl(opt->hi) << 32) | bpf_ntohl(opt->lo);
+}
+
+/* A SYN-ACK answers a SYN with a nonce: room to echo it, so that the write
+ * callback below runs (it runs only for a SYN-ACK with reserved room). */
+static __always_inline void fl_synack_reserve(struct bpf_sock_ops *skops)
+{
+	struct fl_nonce_opt opt;
+
+	if (fl_syn_nonce(skops, &opt))
+		bpf_reserve_hdr_opt(skops, FL_TCPOPT_NONCE_LEN, 0);
+}
+
+/*
+ * IMPORTANT: the passive end is recorded in fl_established before its
+ * SYN-ACK leaves, not only when the handshake's last ACK makes it
+ * established. The active end is established by this SYN-ACK and may
+ * enroll at once (connect() returned); its check must already find this
+ * end, or it would race the ACK on its way to us and stay on TCP. Here the
+ * end is still a request socket: the ISNs come from the SYN-ACK's header
+ * (seq is ours, ack_seq the peer's ISN + 1; with Fast Open data it acks
+ * more, the key differs and only the record at establishment counts).
+ * A handshake that never completes leaves a record no socket will ever
+ * mirror (random nonce); the LRU drops it.
+ */
+static __always_inline void fl_synack_record(struct bpf_sock_ops *skops)
+{
+	struct fl_nonce_opt opt;
+	struct tcphdr *th;
+	struct fl_key k;
+	__u64 cookie;
+
+	__builtin_memset(&k, 0, sizeof(k));
+	k.scope = fl_syn_nonce(skops, &opt);
+	if (!k.scope)
+		return;
+	opt.len = FL_TCPOPT_NONCE_LEN;
+	bpf_store_hdr_opt(skops, &opt, sizeof(opt), 0); /* the echo */
+	th = (struct tcphdr *)(long)skops->skb_data;
+	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
+		return;
+	if (fl_skops_addrs(skops, k.local_ip, k.remote_ip))
+		return;
+	k.local_port = (__u16)skops->local_port;
+	k.remote_port = (__u16)bpf_ntohl(skops->remote_port);
+	k.snd_isn = bpf_ntohl(th->seq);
+	k.rcv_isn = bpf_ntohl(th->ack_seq) - 1;
+	cookie = bpf_get_socket_cookie(skops);
+	bpf_map_update_elem(&fl_established, &k, &cookie, BPF_ANY);
+}
+
 /* A nonce-keyed end is established (ISNs known) or gone: the record that
  * tells a shim in another namespace that its peer is on this host. */
 static __always_inline void fl_established_add(struct bpf_sock_ops *skops, const struct fl_sk *st)
@@ -417,10 +480,18 @@ int fl_sockops(struct bpf_sock_ops *skops)
 		fl_nonce_new(skops);
 		break;
 	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
-		fl_nonce_reserve(skops);
+		if ((skops->skb_tcp_flags & (FL_TCPHDR_SYN | FL_TCPHDR_ACK)) ==
+		    (FL_TCPHDR_SYN | FL_TCPHDR_ACK))
+			fl_synack_reserve(skops);
+		else
+			fl_nonce_reserve(skops);
 		break;
 	case BPF_SOCK_OPS_WRITE_HDR_OPT_CB:
-		fl_nonce_write(skops);
+		if ((skops->skb_tcp_flags & (FL_TCPHDR_SYN | FL_TCPHDR_ACK)) ==
+		    (FL_TCPHDR_SYN | FL_TCPHDR_ACK))
+			fl_synack_record(skops);
+		else
+			fl_nonce_write(skops);
 		break;
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The passive end reads the nonce from its SYN, which the
@@ -428,8 +499,13 @@ int fl_sockops(struct bpf_sock_ops *skops)
 		 * asked (about 60 bytes per connection, freed with it). A
 		 * listener bound to loopback only gets loopback connections,
 		 * which need no nonce. */
-		if (!fl_skops_loopback(skops))
-			bpf_setsockopt(skops, FL_SOL_TCP, FL_TCP_SAVE_SYN, &one, sizeof(one));
+		if (fl_skops_loopback(skops))
+			break;
+		bpf_setsockopt(skops, FL_SOL_TCP, FL_TCP_SAVE_SYN, &one, sizeof(one));
+		/* SYN-ACKs call the option callbacks (fl_synack_record); an
+		 * accepted socket inherits the flag until it is established. */
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+						 BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		fl_record_isn(skops, 1);

@@ -587,6 +587,102 @@ static int test_accelerated_over_ipv6(void)
 	return 0;
 }
 
+/* A listener in the server's namespace that never accepts: the handshakes
+ * to it cannot complete anyway (their last ACK is dropped). */
+static void fl_ct_idle_server(int ready_fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int l, one = 1;
+	char c;
+
+	if (fl_t_netns_enter(fl_ct_ns[0][2]) ||
+	    fl_t_sockaddr(AF_INET, FL_CT_SERVER_IP, FL_CT_PORT + 1, &ss, &len))
+		_exit(1);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&ss, len) || listen(l, 4) || write(ready_fd, "r", 1) != 1)
+		_exit(1);
+	(void)!read(ready_fd, &c, 1); /* until the test closes its end */
+	_exit(0);
+}
+
+/* The client's half: connect() (the shim enrolls at once here), then exit 0
+ * if its socket is enrolled, 3 if it is not. */
+static void fl_ct_early_client(void)
+{
+	struct sockaddr_storage ss;
+	char path[512];
+	struct fl_sk st;
+	socklen_t len;
+	int fd, sk;
+
+	if (fl_t_netns_enter(fl_ct_ns[0][1]) ||
+	    fl_t_sockaddr(AF_INET, FL_CT_SERVER_IP, FL_CT_PORT + 1, &ss, &len))
+		_exit(1);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len))
+		_exit(2);
+	snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), FL_PIN_MAP_SK);
+	sk = bpf_obj_get(path);
+	if (sk < 0 || bpf_map_lookup_elem(sk, &fd, &st))
+		_exit(4);
+	_exit(st.flags & FL_SK_ENROLLED ? 0 : 3);
+}
+
+/*
+ * The active end enrolls as soon as connect() returns, and must then find
+ * the passive end on this host. The passive end is recorded when it sends
+ * its SYN-ACK, not only once the last ACK of the handshake reaches it: here
+ * that ACK is dropped (nftables in the server's namespace), so the server's
+ * end never becomes established, and the client must be enrolled anyway.
+ */
+static int test_client_enrolls_before_server_established(void)
+{
+	char sns[64], port[8], rule[256];
+	const char *nft[] = { "ip", "netns", "exec", sns, "nft", rule, NULL };
+	uint64_t nl0 = fl_t_status_u64("fallbacks.peer_not_local");
+	int sp[2], st = -1, r = 0;
+	pid_t srv = -1, cli;
+	char c;
+
+	snprintf(sns, sizeof(sns), "%s", fl_ct_ns[0][2]);
+	snprintf(port, sizeof(port), "%d", FL_CT_PORT + 1);
+	snprintf(rule, sizeof(rule), "add table inet flct; add chain inet flct in { type filter "
+		 "hook input priority 0; }; add rule inet flct in tcp dport %s tcp flags == ack "
+		 "drop", port);
+	FL_T_CHECK(fl_t_run_plain((char *const *)nft, 10.0) == 0,
+		   "cannot add the nftables rule (nftables installed?)");
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
+		r = -1;
+	if (!r)
+		srv = fork();
+	if (srv == 0) {
+		close(sp[0]);
+		fl_ct_idle_server(sp[1]);
+	}
+	if (srv > 0 && read(sp[0], &c, 1) == 1) {
+		cli = fork();
+		if (cli == 0)
+			fl_ct_early_client();
+		if (cli > 0)
+			waitpid(cli, &st, 0);
+	}
+	if (!r) {
+		close(sp[0]);
+		close(sp[1]);
+	}
+	if (srv > 0)
+		waitpid(srv, NULL, 0);
+	snprintf(rule, sizeof(rule), "delete table inet flct");
+	fl_t_run_plain((char *const *)nft, 10.0);
+	FL_T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) != 3, "the client was not enrolled: its "
+		   "check ran before the server's end was recorded");
+	FL_T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the client failed (status %#x)", st);
+	FL_T_CHECK(fl_t_status_u64("fallbacks.peer_not_local") == nl0, "peer_not_local grew");
+	return 0;
+}
+
 static int test_make_second_host(void)
 {
 	return fl_ct_make_host(1);
@@ -702,6 +798,8 @@ int main(int argc, char **argv)
 		 "key by the namespace cookie", test_nonce_and_netns_scope);
 	FL_T_RUN("the same between [fd78::1] and [fd78::2]: byte-exact, enrolled, redirected",
 		 test_accelerated_over_ipv6);
+	FL_T_RUN("a client enrolled at connect() finds a server end whose handshake has not "
+		 "completed (its last ACK dropped)", test_client_enrolls_before_server_established);
 	FL_T_RUN("a second bridge with the same addresses", test_make_second_host);
 	FL_T_RUN("same addresses and ports on both bridges at once: each side gets its own bytes, "
 		 "both accelerated", test_overlapping_addresses);
