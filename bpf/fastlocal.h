@@ -36,9 +36,12 @@
 
 #define FL_SOCKHASH_MAX 65536
 #define FL_SLOTS_MAX    65536
-/* Nonce-keyed connections alive on this host; LRU, so that a record whose
- * close was never seen cannot fill it (fl_established). */
-#define FL_ESTABLISHED_MAX 131072
+/* Nonce-keyed connection ends on this host (fl_established). LRU, and
+ * preallocated (about 128 bytes an entry): a record is needed only between
+ * an end's establishment and its peer's enrollment, so evicting the oldest
+ * on a host with more connections costs nothing but the rare late enroller
+ * (then TCP). */
+#define FL_ESTABLISHED_MAX 65536
 
 /*
  * The SYN option that carries a connection's nonce: an RFC 6994 experimental
