@@ -33,7 +33,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # Debian packages that the build, the tests and the demo use.
 DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy tmux \
-	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3
+	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3 nftables
 
 SHIM_SRCS := $(wildcard preload/*.c)
 # The key's mirror and the settings' evaluation are shared with the shim.

@@ -4,7 +4,11 @@
  *
  * fl_sockops (cgroup sockops, attached at the cgroup2 root) records each TCP
  * connection's pair of initial sequence numbers when it is established, and
- * releases an enrolled socket's slot when the socket dies.
+ * releases an enrolled socket's slot when the socket dies. For connections
+ * whose addresses are not loopback it also carries a random nonce from the
+ * active end to the passive end in a SYN option, and records every such
+ * connection alive on this host in fl_established (docs/design.md section 1:
+ * how a socket proves its peer is on this host, in whatever namespace).
  *
  * fl_verdict (SK_MSG, attached to fl_sockhash) runs on every sendmsg() of an
  * enrolled socket. It moves the message straight into the peer's receive
@@ -28,6 +32,12 @@
 #include "fastlocal.h"
 
 #define FL_SEND_SHUTDOWN 2 /* include/net/sock.h */
+#define FL_AF_INET 2
+#define FL_AF_INET6 10
+#define FL_TCPHDR_SYN 0x02
+#define FL_TCPHDR_ACK 0x10
+#define FL_SOL_TCP 6
+#define FL_TCP_SAVE_SYN 27 /* include/uapi/linux/tcp.h */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -81,6 +91,22 @@ struct {
 	__type(value, struct fl_ustats);
 } fl_ustats SEC(".maps");
 
+/*
+ * Every nonce-keyed connection end alive on this host: its key -> its socket
+ * cookie. Written by sockops at establishment, deleted at TCP_CLOSE. A shim
+ * whose peer address is not local to its own namespace enrolls only if the
+ * mirror of its key is here: the other end exists on this host (same_host.c).
+ * LRU: an end whose close was not seen (sockops detached meanwhile) is
+ * evicted eventually instead of filling the map; its key holds a random
+ * nonce, so a stale entry can never match a new connection.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FL_ESTABLISHED_MAX);
+	__type(key, struct fl_key);
+	__type(value, __u64);
+} fl_established SEC(".maps");
+
 /* Filled by the loader; never touched by the programs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -100,6 +126,258 @@ static __always_inline void fl_count(__u32 idx, __u64 v)
 }
 
 /* ------------------------------------------------------------- sockops */
+
+/* 127.0.0.0/8 (network order), ::1, or ::ffff:127.0.0.0/104. */
+static __always_inline int fl_loopback4(__u32 a)
+{
+	return (bpf_ntohl(a) >> 24) == 127;
+}
+
+static __always_inline int fl_loopback6(__u32 a0, __u32 a1, __u32 a2, __u32 a3)
+{
+	if (a0 || a1)
+		return 0;
+	if (!a2 && a3 == bpf_htonl(1))
+		return 1;
+	return a2 == bpf_htonl(0xffff) && fl_loopback4(a3);
+}
+
+/* The connection's addresses in the key's 16-byte form (IPv4 IPv4-mapped).
+ * IMPORTANT: every context field is read, unconditionally and each at its
+ * own constant offset: the verifier refuses a context load at an offset
+ * clang computed in a register (which it does for "v4 ? ip4 : ip6[3]"). */
+static __always_inline int fl_skops_addrs(struct bpf_sock_ops *skops, __u32 l[4], __u32 r[4])
+{
+	__u32 family = skops->family, l4 = skops->local_ip4, r4 = skops->remote_ip4;
+
+	l[0] = skops->local_ip6[0];
+	l[1] = skops->local_ip6[1];
+	l[2] = skops->local_ip6[2];
+	l[3] = skops->local_ip6[3];
+	r[0] = skops->remote_ip6[0];
+	r[1] = skops->remote_ip6[1];
+	r[2] = skops->remote_ip6[2];
+	r[3] = skops->remote_ip6[3];
+	barrier_var(l4);
+	barrier_var(r4);
+	if (family == FL_AF_INET) {
+		l[0] = l[1] = r[0] = r[1] = 0;
+		l[2] = r[2] = bpf_htonl(0xffff);
+		l[3] = l4;
+		r[3] = r4;
+		return 0;
+	}
+	return family == FL_AF_INET6 ? 0 : -1;
+}
+
+/* Either address is loopback: the key's scope is the netns cookie, and the
+ * connection needs no nonce. The shim applies the same rule (key.c). */
+static __always_inline int fl_skops_loopback(struct bpf_sock_ops *skops)
+{
+	__u32 l[4], r[4];
+
+	if (fl_skops_addrs(skops, l, r))
+		return 1; /* not TCP/IP: nothing of ours */
+	return fl_loopback6(l[0], l[1], l[2], l[3]) || fl_loopback6(r[0], r[1], r[2], r[3]);
+}
+
+/* This end's key, as the shim builds it (key.c): ports host order (sockops
+ * has remote_port in network order, in the upper half). */
+static __always_inline void fl_skops_key(struct bpf_sock_ops *skops, const struct fl_sk *st,
+					 struct fl_key *k)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->scope = st->nonce;
+	fl_skops_addrs(skops, k->local_ip, k->remote_ip);
+	k->local_port = (__u16)skops->local_port;
+	k->remote_port = (__u16)bpf_ntohl(skops->remote_port);
+	k->snd_isn = st->snd_isn;
+	k->rcv_isn = st->rcv_isn;
+}
+
+struct fl_nonce_opt {
+	__u8 kind;
+	__u8 len;
+	__u16 exid;  /* network order */
+	__u32 hi;    /* the nonce, network order, as two words: the option sits */
+	__u32 lo;    /* 4-byte aligned in the header, never 8 */
+} __attribute__((packed));
+
+/* connect(): a fresh nonce for a connection that may leave its namespace,
+ * and the header-option callbacks that will put it in the SYN. */
+static __always_inline void fl_nonce_new(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock *sk = skops->sk;
+	struct fl_sk *st;
+	__u64 n;
+
+	if (!sk || fl_skops_loopback(skops))
+		return;
+	st = bpf_sk_storage_get(&fl_sk, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	n = ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32();
+	st->nonce = n ? n : 1; /* 0 means "none" */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+					 BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
+/* A pure SYN of ours is about to be built: room for the option. */
+static __always_inline void fl_nonce_reserve(struct bpf_sock_ops *skops)
+{
+	struct bpf_sock *sk = skops->sk;
+	struct fl_sk *st;
+
+	if ((skops->skb_tcp_flags & (FL_TCPHDR_SYN | FL_TCPHDR_ACK)) != FL_TCPHDR_SYN || !sk)
+		return;
+	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
+	if (!st || !st->nonce)
+		return;
+	/* No room (MD5, a Fast Open cookie, another program's options): the
+	 * write below finds no space and the connection has no nonce. */
+	bpf_reserve_hdr_opt(skops, FL_TCPOPT_NONCE_LEN, 0);
+}
+
+/* Writes the nonce into the SYN. If it cannot (no room), the connection
+ * has no nonce at either end, so neither ever keys by it. */
+static __always_inline void fl_nonce_write(struct bpf_sock_ops *skops)
+{
+	struct fl_nonce_opt opt = { .kind = FL_TCPOPT_EXP, .len = FL_TCPOPT_NONCE_LEN,
+				    .exid = bpf_htons(FL_TCPOPT_EXID) };
+	struct bpf_sock *sk = skops->sk;
+	struct fl_sk *st;
+
+	if ((skops->skb_tcp_flags & (FL_TCPHDR_SYN | FL_TCPHDR_ACK)) != FL_TCPHDR_SYN || !sk)
+		return;
+	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
+	if (!st || !st->nonce)
+		return;
+	opt.hi = bpf_htonl((__u32)(st->nonce >> 32));
+	opt.lo = bpf_htonl((__u32)st->nonce);
+	if (bpf_store_hdr_opt(skops, &opt, sizeof(opt), 0)) {
+		/*
+		 * IMPORTANT: another fastlocal (its own pin dir) attached at the
+		 * same cgroup may have written its nonce into this SYN first:
+		 * then the passive end will read that one, so this end adopts
+		 * it rather than keying by a value its peer never sees.
+		 */
+		struct fl_nonce_opt found = { .kind = FL_TCPOPT_EXP, .len = 4,
+					      .exid = bpf_htons(FL_TCPOPT_EXID) };
+
+		if (bpf_load_hdr_opt(skops, &found, sizeof(found), 0) == FL_TCPOPT_NONCE_LEN &&
+		    (found.hi || found.lo)) {
+			st->nonce = ((__u64)bpf_ntohl(found.hi) << 32) | bpf_ntohl(found.lo);
+		} else {
+			st->nonce = 0;
+			fl_count(FL_STAT_NONCE_NO_ROOM, 1);
+			return;
+		}
+	}
+	fl_count(FL_STAT_NONCE_SENT, 1);
+}
+
+/* The passive end: the nonce from the SYN the listener saved (TCP_SAVE_SYN,
+ * set at listen()). No saved SYN (syncookies, a listener older than the
+ * load) or no option (stripped on the way): no nonce. */
+static __always_inline void fl_nonce_read(struct bpf_sock_ops *skops, struct fl_sk *st)
+{
+	struct fl_nonce_opt opt = { .kind = FL_TCPOPT_EXP, .len = 4,
+				    .exid = bpf_htons(FL_TCPOPT_EXID) };
+	__u64 n = 0;
+
+	if (bpf_load_hdr_opt(skops, &opt, sizeof(opt), BPF_LOAD_HDR_OPT_TCP_SYN) ==
+	    FL_TCPOPT_NONCE_LEN)
+		n = ((__u64)bpf_ntohl(opt.hi) << 32) | bpf_ntohl(opt.lo);
+	st->nonce = n;
+	fl_count(n ? FL_STAT_NONCE_RECEIVED : FL_STAT_NONCE_MISSING, 1);
+}
+
+/*
+ * The passive end, building its SYN-ACK: the nonce of the SYN it answers,
+ * or 0. The option's search needs only kind and ExID (len 4 = kind, len,
+ * ExID); the kernel copies the whole option back.
+ */
+static __always_inline __u64 fl_syn_nonce(struct bpf_sock_ops *skops, struct fl_nonce_opt *opt)
+{
+	*opt = (struct fl_nonce_opt){ .kind = FL_TCPOPT_EXP, .len = 4,
+				      .exid = bpf_htons(FL_TCPOPT_EXID) };
+	if (bpf_load_hdr_opt(skops, opt, sizeof(*opt), BPF_LOAD_HDR_OPT_TCP_SYN) !=
+	    FL_TCPOPT_NONCE_LEN)
+		return 0;
+	return ((__u64)bpf_ntohl(opt->hi) << 32) | bpf_ntohl(opt->lo);
+}
+
+/* A SYN-ACK answers a SYN with a nonce: room to echo it, so that the write
+ * callback below runs (it runs only for a SYN-ACK with reserved room). */
+static __always_inline void fl_synack_reserve(struct bpf_sock_ops *skops)
+{
+	struct fl_nonce_opt opt;
+
+	if (fl_syn_nonce(skops, &opt))
+		bpf_reserve_hdr_opt(skops, FL_TCPOPT_NONCE_LEN, 0);
+}
+
+/*
+ * IMPORTANT: the passive end is recorded in fl_established before its
+ * SYN-ACK leaves, not only when the handshake's last ACK makes it
+ * established. The active end is established by this SYN-ACK and may
+ * enroll at once (connect() returned); its check must already find this
+ * end, or it would race the ACK on its way to us and stay on TCP. Here the
+ * end is still a request socket: the ISNs come from the SYN-ACK's header
+ * (seq is ours, ack_seq the peer's ISN + 1; with Fast Open data it acks
+ * more, the key differs and only the record at establishment counts).
+ * A handshake that never completes leaves a record no socket will ever
+ * mirror (random nonce); the LRU drops it.
+ */
+static __always_inline void fl_synack_record(struct bpf_sock_ops *skops)
+{
+	struct fl_nonce_opt opt;
+	struct tcphdr *th;
+	struct fl_key k;
+	__u64 cookie;
+
+	__builtin_memset(&k, 0, sizeof(k));
+	k.scope = fl_syn_nonce(skops, &opt);
+	if (!k.scope)
+		return;
+	opt.len = FL_TCPOPT_NONCE_LEN;
+	bpf_store_hdr_opt(skops, &opt, sizeof(opt), 0); /* the echo */
+	th = (struct tcphdr *)(long)skops->skb_data;
+	if ((void *)(th + 1) > (void *)(long)skops->skb_data_end)
+		return;
+	if (fl_skops_addrs(skops, k.local_ip, k.remote_ip))
+		return;
+	k.local_port = (__u16)skops->local_port;
+	k.remote_port = (__u16)bpf_ntohl(skops->remote_port);
+	k.snd_isn = bpf_ntohl(th->seq);
+	k.rcv_isn = bpf_ntohl(th->ack_seq) - 1;
+	cookie = bpf_get_socket_cookie(skops);
+	bpf_map_update_elem(&fl_established, &k, &cookie, BPF_ANY);
+}
+
+/* A nonce-keyed end is established (ISNs known) or gone: the record that
+ * tells a shim in another namespace that its peer is on this host. */
+static __always_inline void fl_established_add(struct bpf_sock_ops *skops, const struct fl_sk *st)
+{
+	struct fl_key k;
+	__u64 cookie;
+
+	if (!st->nonce)
+		return;
+	fl_skops_key(skops, st, &k);
+	cookie = bpf_get_socket_cookie(skops);
+	bpf_map_update_elem(&fl_established, &k, &cookie, BPF_ANY);
+}
+
+static __always_inline void fl_established_del(struct bpf_sock_ops *skops, const struct fl_sk *st)
+{
+	struct fl_key k;
+
+	if (!st->nonce || !(st->flags & FL_SK_ISN))
+		return;
+	fl_skops_key(skops, st, &k);
+	bpf_map_delete_elem(&fl_established, &k);
+}
 
 static __always_inline void fl_record_isn(struct bpf_sock_ops *skops, int active)
 {
@@ -123,8 +401,16 @@ static __always_inline void fl_record_isn(struct bpf_sock_ops *skops, int active
 	st->snd_isn = skops->snd_una - (__u32)skops->bytes_acked - (active ? 0 : 1);
 	st->rcv_isn = skops->rcv_nxt - (__u32)skops->bytes_received - 1;
 	st->flags = FL_SK_ISN | (active ? FL_SK_ACTIVE : 0);
-	/* Ask for state changes so that the slot is released when it dies. */
-	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG);
+	if (fl_skops_loopback(skops))
+		st->nonce = 0; /* keyed by the netns cookie */
+	else if (!active)
+		fl_nonce_read(skops, st);
+	fl_established_add(skops, st);
+	/* Ask for state changes so that the slot is released when it dies;
+	 * IMPORTANT: and no more header-option callbacks: the nonce goes in
+	 * the SYN only, every later segment would pay for the call. */
+	bpf_sock_ops_cb_flags_set(skops, (skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_STATE_CB_FLAG) &
+					 ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 	fl_count(FL_STAT_ISN_RECORDED, 1);
 }
 
@@ -166,6 +452,8 @@ static __always_inline void fl_release(struct bpf_sock_ops *skops)
 	if (!sk)
 		return;
 	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
+	if (st)
+		fl_established_del(skops, st);
 	if (st && (st->flags & FL_SK_OFF)) {
 		st->flags &= ~FL_SK_OFF;
 		fl_count_switched_off(skops, sk, st);
@@ -185,7 +473,40 @@ static __always_inline void fl_release(struct bpf_sock_ops *skops)
 SEC("sockops")
 int fl_sockops(struct bpf_sock_ops *skops)
 {
+	int one = 1;
+
 	switch (skops->op) {
+	case BPF_SOCK_OPS_TCP_CONNECT_CB:
+		fl_nonce_new(skops);
+		break;
+	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
+		if ((skops->skb_tcp_flags & (FL_TCPHDR_SYN | FL_TCPHDR_ACK)) ==
+		    (FL_TCPHDR_SYN | FL_TCPHDR_ACK))
+			fl_synack_reserve(skops);
+		else
+			fl_nonce_reserve(skops);
+		break;
+	case BPF_SOCK_OPS_WRITE_HDR_OPT_CB:
+		if ((skops->skb_tcp_flags & (FL_TCPHDR_SYN | FL_TCPHDR_ACK)) ==
+		    (FL_TCPHDR_SYN | FL_TCPHDR_ACK))
+			fl_synack_record(skops);
+		else
+			fl_nonce_write(skops);
+		break;
+	case BPF_SOCK_OPS_TCP_LISTEN_CB:
+		/* The passive end reads the nonce from its SYN, which the
+		 * kernel keeps for the accepted socket only if the listener
+		 * asked (about 60 bytes per connection, freed with it). A
+		 * listener bound to loopback only gets loopback connections,
+		 * which need no nonce. */
+		if (fl_skops_loopback(skops))
+			break;
+		bpf_setsockopt(skops, FL_SOL_TCP, FL_TCP_SAVE_SYN, &one, sizeof(one));
+		/* SYN-ACKs call the option callbacks (fl_synack_record); an
+		 * accepted socket inherits the flag until it is established. */
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+						 BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		fl_record_isn(skops, 1);
 		break;

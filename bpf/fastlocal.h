@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 4
+#define FL_ABI_VERSION 5
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -32,23 +32,44 @@
 #define FL_PIN_MAP_STATS    "map_stats"
 #define FL_PIN_MAP_USTATS   "map_ustats"
 #define FL_PIN_MAP_META     "map_meta"
+#define FL_PIN_MAP_ESTABLISHED "map_established"
 
 #define FL_SOCKHASH_MAX 65536
 #define FL_SLOTS_MAX    65536
+/* Nonce-keyed connection ends on this host (fl_established). LRU, and
+ * preallocated (about 128 bytes an entry): a record is needed only between
+ * an end's establishment and its peer's enrollment, so evicting the oldest
+ * on a host with more connections costs nothing but the rare late enroller
+ * (then TCP). */
+#define FL_ESTABLISHED_MAX 65536
+
+/*
+ * The SYN option that carries a connection's nonce: an RFC 6994 experimental
+ * option, kind 254, length 12: kind, length, the 16-bit ExID, the 64-bit
+ * nonce (network order). The ExID is not IANA-assigned; it only has to be
+ * unlikely to collide with another experiment on the same SYN.
+ */
+#define FL_TCPOPT_EXP     254
+#define FL_TCPOPT_EXID    0xF10Cu
+#define FL_TCPOPT_NONCE_LEN 12
 
 /*
  * struct fl_key - names one end of one TCP connection.
  *
  * IMPORTANT: the key proves that two sockets are the two ends of ONE
- * connection. The namespace cookie (never reused by the kernel) and the
- * 4-tuple make it unique among live sockets; the pair of initial sequence
- * numbers, which only the two ends of one handshake share, makes a match
- * impossible between unrelated connections even when everything else repeats
- * (docs/design.md). Addresses are 16 bytes, IPv4 stored IPv4-mapped, network
- * order; ports host order. The peer of (ns, L, R, a, b) is (ns, R, L, b, a).
+ * connection. scope is the network-namespace cookie when either address is
+ * loopback (such a connection never leaves its namespace, and both ends are
+ * in it), and otherwise the connection's random 64-bit nonce, which the
+ * active end's sockops put in its SYN and the passive end's read from it: a
+ * value only the two ends of that handshake hold. With the 4-tuple it makes
+ * the key unique among live sockets; the pair of initial sequence numbers
+ * makes a match between unrelated connections impossible even when
+ * everything else repeats (docs/design.md section 1). Addresses are 16
+ * bytes, IPv4 stored IPv4-mapped, network order; ports host order. The peer
+ * of (s, L, R, a, b) is (s, R, L, b, a).
  */
 struct fl_key {
-	__u64 netns_cookie;
+	__u64 scope; /* netns cookie (loopback) or the SYN nonce (any other address) */
 	__u32 local_ip[4];
 	__u32 remote_ip[4];
 	__u16 local_port;
@@ -71,6 +92,9 @@ struct fl_sk {
 	__u32 flags;       /* FL_SK_* */
 	__u32 slot;        /* index in fl_slots, valid with FL_SK_ENROLLED */
 	__u64 cookie;      /* socket cookie, the owner tag of the slot */
+	/* sockops: this connection's nonce (0: none), made at connect() by the
+	 * active end, read from the SYN by the passive end */
+	__u64 nonce;
 	struct fl_key key; /* this end */
 	struct fl_key peer; /* the other end */
 };
@@ -168,6 +192,13 @@ enum fl_stat {
 	FL_STAT_PASS_SHUTDOWN_BYTES = 14,    /* sender or receiver shut down that direction */
 	FL_STAT_PASS_CONFIG_BYTES = 15,      /* sockops, at close: bytes of connections the
 					      * configuration left on TCP (FL_SK_OFF) */
+	/* sockops, the SYN nonce (docs/design.md section 1) */
+	FL_STAT_NONCE_SENT = 16,             /* SYNs sent carrying a nonce */
+	FL_STAT_NONCE_NO_ROOM = 17,          /* SYNs with no room left for the option */
+	FL_STAT_NONCE_RECEIVED = 18,         /* passive ends that read a nonce from their SYN */
+	FL_STAT_NONCE_MISSING = 19,          /* passive ends of non-loopback connections whose
+					      * SYN had none (syncookies, stripped, listener
+					      * older than the load) */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64
@@ -207,6 +238,8 @@ enum fl_ustat {
 	FL_USTAT_BATCH_WRITES = 22,      /* application writes those bytes came from */
 	FL_USTAT_UNENROLLED = 23,        /* sockets that left the fast path (SO_RCVLOWAT, ...) */
 	FL_USTAT_FB_EXCLUDED = 24,       /* kept on TCP by a port/address rule (configuration) */
+	/* 25 belongs to other work in progress: never reuse it here */
+	FL_USTAT_FB_NO_NONCE = 26,       /* a non-loopback connection without a SYN nonce */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "maps.h"
 #include "own_fds.h"
+#include "same_host.h"
 #include "slot.h"
 #include "tx.h"
 
@@ -247,6 +248,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	uint64_t netns = 0, cookie = 0, gen = 0, value = (uint64_t)fd;
 	uint32_t budget;
 	int lowat = 1, rcvbuf = 0, slot, err, map_fd;
+	bool addr_local;
 
 	if (!fl_config()->enabled) {
 		fl_mark_off(fd);
@@ -265,8 +267,9 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	olen = sizeof(netns);
 	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
 		netns = 0;
-	if (!fl_peer_is_local(&remote, &local, netns))
-		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
+	/* A peer address not of this namespace may still be another
+	 * namespace of this host: decided below, once the key is known. */
+	addr_local = fl_peer_is_local(&remote, &local, netns);
 	olen = sizeof(lowat);
 	if (fl_compat_on() &&
 	    ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
@@ -292,15 +295,22 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	if (st.flags & FL_SK_ENROLLED)
 		return fl_adopt(fd, &st);
 
-	if (!netns)
-		return fl_fallback(fd, -ENOPROTOOPT, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
 	olen = sizeof(cookie);
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
 		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
-	if (fl_key_build(&st.key, netns, &local, &remote))
+	if (fl_key_build(&st.key, 0, &local, &remote))
 		return -ENOTSUP;
+	err = fl_key_set_scope(&st.key, netns, st.nonce);
+	if (err == -ENODATA)
+		return fl_fallback(fd, err, FL_USTAT_FB_NO_NONCE,
+				   "no SYN nonce (SYN without room or option, syncookies, or a "
+				   "listener older than the load)");
+	if (err)
+		return fl_fallback(fd, err, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
 	st.key.snd_isn = st.snd_isn;
 	st.key.rcv_isn = st.rcv_isn;
+	if (!addr_local && !fl_peer_on_this_host(fl_own_fd_get(&m->established), &st.key))
+		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
 	fl_key_mirror(&st.peer, &st.key);
 
 	/* The budget: the application's SO_RCVBUF if it chose one, else what

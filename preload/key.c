@@ -3,6 +3,7 @@
 #include "key.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -29,11 +30,11 @@ static int fl_addr16(const struct sockaddr_storage *sa, __u32 ip[4], __u16 *port
 	return -EAFNOSUPPORT;
 }
 
-int fl_key_build(struct fl_key *k, __u64 netns_cookie, const struct sockaddr_storage *local,
+int fl_key_build(struct fl_key *k, __u64 scope, const struct sockaddr_storage *local,
 		 const struct sockaddr_storage *remote)
 {
 	memset(k, 0, sizeof(*k));
-	k->netns_cookie = netns_cookie;
+	k->scope = scope;
 	if (fl_addr16(local, k->local_ip, &k->local_port) ||
 	    fl_addr16(remote, k->remote_ip, &k->remote_port))
 		return -EAFNOSUPPORT;
@@ -43,11 +44,36 @@ int fl_key_build(struct fl_key *k, __u64 netns_cookie, const struct sockaddr_sto
 void fl_key_mirror(struct fl_key *out, const struct fl_key *k)
 {
 	memset(out, 0, sizeof(*out));
-	out->netns_cookie = k->netns_cookie;
+	out->scope = k->scope;
 	memcpy(out->local_ip, k->remote_ip, sizeof(out->local_ip));
 	memcpy(out->remote_ip, k->local_ip, sizeof(out->remote_ip));
 	out->local_port = k->remote_port;
 	out->remote_port = k->local_port;
 	out->snd_isn = k->rcv_isn;
 	out->rcv_isn = k->snd_isn;
+}
+
+/* 127.0.0.0/8 (IPv4-mapped) or ::1, in the key's 16-byte form. */
+static bool fl_key_ip_loopback(const __u32 ip[4])
+{
+	if (ip[0] || ip[1])
+		return false;
+	if (!ip[2] && ip[3] == htonl(1))
+		return true;
+	return ip[2] == htonl(0x0000ffff) && (ntohl(ip[3]) >> 24) == 127;
+}
+
+bool fl_key_is_loopback(const struct fl_key *k)
+{
+	return fl_key_ip_loopback(k->local_ip) || fl_key_ip_loopback(k->remote_ip);
+}
+
+int fl_key_set_scope(struct fl_key *k, __u64 netns_cookie, __u64 nonce)
+{
+	if (fl_key_is_loopback(k)) {
+		k->scope = netns_cookie;
+		return netns_cookie ? 0 : -ENOPROTOOPT;
+	}
+	k->scope = nonce;
+	return nonce ? 0 : -ENODATA;
 }

@@ -21,7 +21,8 @@
  * published by the release store of fl_maps_ready; readers take the acquire
  * load and never lock. fl_maps_retry_at is only touched under the lock.
  */
-static struct fl_maps fl_maps_state = { .sockhash = -1, .sk = -1, .slot_index = -1 };
+static struct fl_maps fl_maps_state = { .sockhash = -1, .sk = -1, .slot_index = -1,
+					 .established = -1 };
 static int fl_maps_ready;
 static pthread_mutex_t fl_maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static time_t fl_maps_retry_at;
@@ -78,6 +79,8 @@ static void fl_maps_open_locked(void)
 	fl_map_get(dir, FL_PIN_MAP_SOCKHASH, &m->sockhash);
 	fl_map_get(dir, FL_PIN_MAP_SK, &m->sk);
 	fl_map_get(dir, FL_PIN_MAP_SLOT_IDX, &m->slot_index);
+	/* Optional: without it only peers in this namespace are enrolled. */
+	fl_map_get(dir, FL_PIN_MAP_ESTABLISHED, &m->established);
 	m->slots = fl_map_mmap(dir, FL_PIN_MAP_SLOTS, sizeof(struct fl_slot) * FL_SLOTS_MAX);
 	m->ustats = fl_map_mmap(dir, FL_PIN_MAP_USTATS, sizeof(struct fl_ustats));
 	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
@@ -87,6 +90,7 @@ static void fl_maps_open_locked(void)
 		fl_own_fd_drop(&m->sockhash);
 		fl_own_fd_drop(&m->sk);
 		fl_own_fd_drop(&m->slot_index);
+		fl_own_fd_drop(&m->established);
 		if (m->slots)
 			munmap(m->slots, sizeof(struct fl_slot) * FL_SLOTS_MAX);
 		if (m->ustats)

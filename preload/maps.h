@@ -20,6 +20,7 @@ struct fl_maps {
 	int sockhash;             /* fl_sockhash */
 	int sk;                   /* fl_sk (SK_STORAGE) */
 	int slot_index;           /* fl_slot_index */
+	int established;          /* fl_established; -1 if absent (same_host.h) */
 	struct fl_slot *slots;    /* fl_slots, mmap-ed shared, FL_SLOTS_MAX entries */
 	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared */
 };

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "../preload/key.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "conns.h"
@@ -108,6 +109,7 @@ static void fl_json_dir(struct fl_json *j, const char *key, const struct fl_conn
 
 static void fl_print_json(const struct fl_conn *c, size_t n, double now, bool loaded)
 {
+	char scope[24];
 	struct fl_conn_dir d;
 	struct fl_json j;
 	size_t i;
@@ -119,7 +121,12 @@ static void fl_print_json(const struct fl_conn *c, size_t n, double now, bool lo
 	fl_json_array(&j, "connections");
 	for (i = 0; i < n; i++) {
 		fl_json_object(&j, NULL);
-		fl_json_u64(&j, "netns_cookie", c[i].a.key.netns_cookie);
+		/* The key's first word: a namespace cookie for loopback, the
+		 * connection's SYN nonce otherwise (docs/design.md section 1). */
+		fl_json_str(&j, "scope_kind", fl_key_is_loopback(&c[i].a.key) ? "netns" : "nonce");
+		/* A string: a 64-bit nonce does not survive JSON's doubles. */
+		snprintf(scope, sizeof(scope), "0x%016llx", (unsigned long long)c[i].a.key.scope);
+		fl_json_str(&j, "scope", scope);
 		fl_json_end_obj(&j, "a", &c[i].a, &c[i].b);
 		fl_json_end_obj(&j, "b", &c[i].b, &c[i].a);
 		fl_conn_dir(&c[i].a, &c[i].b, &d);

@@ -61,7 +61,7 @@ static const struct {
 	{ FL_PIN_SOCKHASH, "sockhash" }, { FL_PIN_STATS, "stats" },
 	{ FL_PIN_META, "meta" },         { FL_PIN_USTATS, "ustats" },
 	{ FL_PIN_SLOTS, "slots" },       { FL_PIN_SLOT_INDEX, "slot_index" },
-	{ FL_PIN_SK, "sk_storage" },
+	{ FL_PIN_SK, "sk_storage" },     { FL_PIN_ESTABLISHED, "established" },
 };
 
 /* IMPORTANT: the FIONREAD probe makes a loopback connection, which a loaded
@@ -169,6 +169,10 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "gate_opened", st[FL_STAT_GATE_OPENED]);
 	fl_json_u64(&j, "flow_control_fallbacks", st[FL_STAT_FLOW_FALLBACKS]);
 	fl_json_u64(&j, "connections_seen", st[FL_STAT_ISN_RECORDED]);
+	fl_json_object(&j, "syn_nonce");
+	for (i = 0; i < FL_NR(fl_nonce_names); i++)
+		fl_json_u64(&j, fl_nonce_names[i].key, st[fl_nonce_names[i].idx]);
+	fl_json_close(&j);
 	fl_json_u64(&j, "slots_used", s->c.slots_used);
 	fl_json_u64(&j, "enrolled_total", us[FL_USTAT_ENROLLED]);
 	fl_json_u64(&j, "unenrolled_total", us[FL_USTAT_UNENROLLED]);
@@ -243,16 +247,21 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("  programs:     fl_verdict id %u (tag %s), fl_sockops id %u\n", s->verdict_id,
 	       s->prog_tag, s->sockops_id);
 	printf("  maps:         sockhash %u, stats %u, meta %u, ustats %u, slots %u, "
-	       "slot_index %u, sk_storage %u\n",
+	       "slot_index %u, sk_storage %u,\n                established %u\n",
 	       s->map_id[FL_PIN_SOCKHASH], s->map_id[FL_PIN_STATS], s->map_id[FL_PIN_META],
 	       s->map_id[FL_PIN_USTATS], s->map_id[FL_PIN_SLOTS], s->map_id[FL_PIN_SLOT_INDEX],
-	       s->map_id[FL_PIN_SK]);
+	       s->map_id[FL_PIN_SK], s->map_id[FL_PIN_ESTABLISHED]);
 	printf("  loaded at:    %s (abi %u)\n", when, s->meta.abi_version);
 	printf("  enrolled:     %llu sockets now, %zu connections with both ends\n",
 	       (unsigned long long)s->c.enrolled, s->pairs);
 	printf("                %llu enrolled in all, %llu left the fast path, %llu connections seen\n",
 	       (unsigned long long)us[FL_USTAT_ENROLLED], (unsigned long long)us[FL_USTAT_UNENROLLED],
 	       (unsigned long long)st[FL_STAT_ISN_RECORDED]);
+	printf("  SYN nonce:    sent %llu (no room %llu), received %llu, missing %llu\n",
+	       (unsigned long long)st[FL_STAT_NONCE_SENT],
+	       (unsigned long long)st[FL_STAT_NONCE_NO_ROOM],
+	       (unsigned long long)st[FL_STAT_NONCE_RECEIVED],
+	       (unsigned long long)st[FL_STAT_NONCE_MISSING]);
 	printf("  redirected:   %llu msgs, %llu bytes\n",
 	       (unsigned long long)st[FL_STAT_REDIRECTED_MSGS],
 	       (unsigned long long)st[FL_STAT_REDIRECTED_BYTES]);

@@ -21,7 +21,7 @@ const struct fl_counter_name fl_pass_reasons[8] = {
 	{ FL_STAT_PASS_CONFIG_BYTES, "switched_off", NULL },
 };
 
-const struct fl_counter_name fl_fallback_names[11] = {
+const struct fl_counter_name fl_fallback_names[12] = {
 	{ FL_USTAT_FB_DISABLED, "disabled", "ECANCELED" },
 	{ FL_USTAT_FB_EXCLUDED, "excluded", "ECANCELED" },
 	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local", "EREMOTE" },
@@ -33,6 +33,14 @@ const struct fl_counter_name fl_fallback_names[11] = {
 	{ FL_USTAT_FB_ENOMEM, "insert_enomem", "ENOMEM" },
 	{ FL_USTAT_FB_EEXIST, "insert_eexist", "EEXIST" },
 	{ FL_USTAT_FB_OTHER, "other", "other errno" },
+	{ FL_USTAT_FB_NO_NONCE, "no_nonce", "ENODATA" },
+};
+
+const struct fl_counter_name fl_nonce_names[4] = {
+	{ FL_STAT_NONCE_SENT, "sent", NULL },
+	{ FL_STAT_NONCE_NO_ROOM, "no_room", NULL },
+	{ FL_STAT_NONCE_RECEIVED, "received", NULL },
+	{ FL_STAT_NONCE_MISSING, "missing", NULL },
 };
 
 const struct fl_counter_name fl_flush_names[7] = {

@@ -28,6 +28,7 @@
 
 #include "fastlocal.h"
 #include "fltest.h"
+#include "fltest_netns.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -266,63 +267,161 @@ static int fl_raw_pair(int *c, int *s)
 	return 0;
 }
 
-/* The peer is in another network namespace, reached over a veth pair: both
- * ends (one per namespace) stay on TCP as peer_not_local. */
-static int test_peer_not_local(void)
+/* Runs "ip ARGS" without the preload: under ASan, LeakSanitizer would fail
+ * it for leaks of its own. */
+#define FL_IP(...) fl_t_ip(NULL, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* The server of test_port_mapping_not_local, in namespace ns: echoes 1000
+ * bytes to one connection on 10.79.0.2:47123. */
+static void fl_echo_server(const char *ns, int ready_fd)
 {
-	uint64_t nl0 = fl_t_status_u64("fallbacks.peer_not_local");
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(47123) };
 	char buf[1000];
-	int c, st, sync[2];
+	ssize_t n = 0, r;
+	int l, s, on = 1;
+
+	sa.sin_addr.s_addr = inet_addr("10.79.0.2");
+	l = fl_t_netns_enter(ns) == 0 ? socket(AF_INET, SOCK_STREAM, 0) : -1;
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1))
+		_exit(1);
+	(void)!write(ready_fd, "r", 1);
+	s = accept(l, NULL, NULL);
+	while (s >= 0 && n < (ssize_t)sizeof(buf) && (r = read(s, buf + n, sizeof(buf) - n)) > 0)
+		n += r;
+	_exit(n == sizeof(buf) && write(s, buf, sizeof(buf)) == sizeof(buf) ? 0 : 2);
+}
+
+/* The client: in namespace ns, through the port mapping 47124 -> 47123,
+ * sends 1000 pattern bytes and checks the echo. */
+static void fl_echo_client(const char *ns)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(47124) };
+	char buf[1000];
+	int c;
+
+	sa.sin_addr.s_addr = inet_addr("10.79.0.2");
+	c = fl_t_netns_enter(ns) == 0 ? socket(AF_INET, SOCK_STREAM, 0) : -1;
+	if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof(sa)))
+		_exit(1);
+	fl_t_pattern((uint8_t *)buf, 0, sizeof(buf), 9);
+	if (write(c, buf, sizeof(buf)) != sizeof(buf))
+		_exit(2);
+	memset(buf, 0, sizeof(buf));
+	if (recv(c, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf) ||
+	    fl_t_pattern_check((uint8_t *)buf, 0, sizeof(buf), 9) >= 0)
+		_exit(3);
+	_exit(0);
+}
+
+/*
+ * Port mapping between two namespaces of this host (a container's published
+ * port): the client connects to 10.79.0.2:47124, which nftables in the
+ * server's namespace rewrites (DNAT) to 47123. Each end sees another
+ * 4-tuple, so neither finds its peer's key among the connections
+ * established on this host: both stay on TCP as peer_not_local, byte-exact.
+ * (Without the mapping the same two namespaces are accelerated:
+ * containers.c.)
+ */
+static int test_port_mapping_not_local(void)
+{
+	uint64_t nl0 = fl_t_status_u64("fallbacks.peer_not_local");
+	uint64_t nn0 = fl_t_status_u64("fallbacks.no_nonce");
+	char cns[32], sns[32], buf[1];
+	const char *nft[] = { "ip", "netns", "exec", sns, "nft",
+			      "add table ip flfb; "
+			      "add chain ip flfb pre { type nat hook prerouting priority -100; }; "
+			      "add rule ip flfb pre tcp dport 47124 dnat to 10.79.0.2:47123",
+			      NULL };
+	int st[2] = { -1, -1 }, ready[2], r = 0;
+	pid_t srv, cli;
+
+	snprintf(cns, sizeof(cns), "fl-fb-c-%d", (int)getpid());
+	snprintf(sns, sizeof(sns), "fl-fb-s-%d", (int)getpid());
+	FL_T_CHECK(FL_IP("netns", "add", cns) == 0 && FL_IP("netns", "add", sns) == 0 &&
+		   FL_IP("-n", cns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0",
+			 "netns", sns) == 0 &&
+		   FL_IP("-n", cns, "addr", "add", "10.79.0.1/24", "dev", "eth0") == 0 &&
+		   FL_IP("-n", sns, "addr", "add", "10.79.0.2/24", "dev", "eth0") == 0 &&
+		   FL_IP("-n", cns, "link", "set", "eth0", "up") == 0 &&
+		   FL_IP("-n", sns, "link", "set", "eth0", "up") == 0 &&
+		   FL_IP("-n", sns, "link", "set", "lo", "up") == 0 &&
+		   fl_t_run_plain((char *const *)nft, 10.0) == 0,
+		   "cannot make the two namespaces and the port mapping (nftables installed?)");
+	if (pipe(ready))
+		r = -1;
+	srv = r ? -1 : fork();
+	if (srv == 0)
+		fl_echo_server(sns, ready[1]);
+	if (srv > 0 && read(ready[0], buf, 1) == 1) {
+		cli = fork();
+		if (cli == 0)
+			fl_echo_client(cns);
+		if (cli > 0)
+			waitpid(cli, &st[0], 0);
+		else
+			kill(srv, SIGKILL);
+	}
+	if (srv > 0)
+		waitpid(srv, &st[1], 0);
+	if (!r) {
+		close(ready[0]);
+		close(ready[1]);
+	}
+	FL_IP("netns", "del", cns);
+	FL_IP("netns", "del", sns);
+	FL_T_CHECK(WIFEXITED(st[0]) && !WEXITSTATUS(st[0]), "the client through the mapping "
+		   "failed (status %#x: 1 connect, 2 write, 3 echo wrong)", st[0]);
+	FL_T_CHECK(WIFEXITED(st[1]) && !WEXITSTATUS(st[1]), "the server failed (status %#x)",
+		   st[1]);
+	FL_T_CHECK(FL_DELTA("fallbacks.peer_not_local", nl0) == 2,
+		   "fallbacks.peer_not_local grew by %llu, expected 2 (both ends)",
+		   (unsigned long long)FL_DELTA("fallbacks.peer_not_local", nl0));
+	FL_T_CHECK(FL_DELTA("fallbacks.no_nonce", nn0) == 0, "no_nonce grew: the SYN nonce did "
+		   "not cross the mapping, so this proved nothing about it");
+	return 0;
+}
+
+/*
+ * A non-loopback connection whose SYN nonce the passive end cannot read:
+ * with syncookies forced (net.ipv4.tcp_syncookies=2, per namespace) the
+ * listener keeps no SYN. In a private namespace, on 10.80.0.1 (an address
+ * on lo, not a loopback address): the server end stays on TCP as no_nonce.
+ */
+static int test_no_nonce(void)
+{
+	uint64_t n0 = fl_t_status_u64("fallbacks.no_nonce");
+	uint64_t m0 = fl_t_status_u64("syn_nonce.missing");
+	int st = -1;
 	pid_t pid;
 
-	/* ip runs without the preload: under ASan, LeakSanitizer would fail
-	 * it for leaks of its own. */
-	fl_t_sh("unset LD_PRELOAD; ip netns del fl-fallbacks 2>/dev/null; "
-		"ip link del flfb0 2>/dev/null");
-	FL_T_CHECK(fl_t_sh("unset LD_PRELOAD; ip netns add fl-fallbacks && "
-			   "ip link add flfb0 type veth peer name flfb1 netns fl-fallbacks && "
-			   "ip addr add 10.79.0.1/24 dev flfb0 && ip link set flfb0 up && "
-			   "ip -n fl-fallbacks addr add 10.79.0.2/24 dev flfb1 && "
-			   "ip -n fl-fallbacks link set flfb1 up && "
-			   "ip -n fl-fallbacks link set lo up") == 0, "cannot make the veth namespace");
-	FL_T_CHECK(pipe(sync) == 0, "pipe");
 	pid = fork();
 	if (pid == 0) {
-		/* The server, in the other namespace: echoes 1000 bytes. */
-		int ns = open("/run/netns/fl-fallbacks", O_RDONLY), l, s, on = 1;
-		ssize_t n = 0, r;
+		struct fl_t_addr a = { .family = AF_INET, .addr = "10.80.0.1", .port = 47125 };
+		int c, s, fd;
+		char b[100];
 
-		l = ns >= 0 && setns(ns, CLONE_NEWNET) == 0 ? socket(AF_INET, SOCK_STREAM, 0) : -1;
-		sa.sin_addr.s_addr = inet_addr("10.79.0.2");
-		if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
-		    bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1))
+		fd = fl_t_private_netns() ? -1 : open("/proc/sys/net/ipv4/tcp_syncookies", O_WRONLY);
+		if (fd < 0 || write(fd, "2", 1) != 1 ||
+		    fl_t_ip(NULL, (const char *const[]){ "addr", "add", "10.80.0.1/32", "dev", "lo",
+						      NULL }))
 			_exit(1);
-		(void)!write(sync[1], "r", 1);
-		s = accept(l, NULL, NULL);
-		while (s >= 0 && n < (ssize_t)sizeof(buf) && (r = read(s, buf + n, sizeof(buf) - n)) > 0)
-			n += r;
-		_exit(n == sizeof(buf) && write(s, buf, sizeof(buf)) == sizeof(buf) ? 0 : 2);
+		close(fd);
+		if (fl_t_tcp_pairs(&a, 1, &c, &s))
+			_exit(2);
+		fl_t_pattern((uint8_t *)b, 0, sizeof(b), 3);
+		if (write(c, b, sizeof(b)) != sizeof(b) ||
+		    recv(s, b, sizeof(b), MSG_WAITALL) != sizeof(b) ||
+		    fl_t_pattern_check((uint8_t *)b, 0, sizeof(b), 3) >= 0)
+			_exit(3);
+		_exit(0);
 	}
-	close(sync[1]);
-	FL_T_CHECK(read(sync[0], buf, 1) == 1, "the server in the namespace did not start");
-	close(sync[0]);
-	sa.sin_addr.s_addr = inet_addr("10.79.0.2");
-	c = socket(AF_INET, SOCK_STREAM, 0);
-	FL_T_CHECK(connect(c, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect to 10.79.0.2: %s",
-		   strerror(errno));
-	fl_t_pattern((uint8_t *)buf, 0, sizeof(buf), 9);
-	FL_T_CHECK(write(c, buf, sizeof(buf)) == sizeof(buf), "write");
-	memset(buf, 0, sizeof(buf));
-	FL_T_CHECK(recv(c, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) &&
-		   fl_t_pattern_check((uint8_t *)buf, 0, sizeof(buf), 9) < 0, "echo is wrong");
-	close(c);
-	FL_T_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
-		   "the server in the namespace failed (status %#x)", st);
-	fl_t_sh("unset LD_PRELOAD; ip netns del fl-fallbacks; ip link del flfb0 2>/dev/null");
-	FL_T_CHECK(FL_DELTA("fallbacks.peer_not_local", nl0) == 2,
-		   "fallbacks.peer_not_local grew by %llu, expected 2 (one end in each namespace)",
-		   (unsigned long long)FL_DELTA("fallbacks.peer_not_local", nl0));
+	FL_T_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+		   "the connection in the private namespace failed (status %#x)", st);
+	FL_T_CHECK(FL_DELTA("syn_nonce.missing", m0) >= 1, "syn_nonce.missing did not grow");
+	FL_T_CHECK(FL_DELTA("fallbacks.no_nonce", n0) == 1,
+		   "fallbacks.no_nonce grew by %llu, expected 1 (the server end)",
+		   (unsigned long long)FL_DELTA("fallbacks.no_nonce", n0));
 	return 0;
 }
 
@@ -416,13 +515,13 @@ static int test_closed_peer_eopnotsupp(void)
 static int fl_key_of(int fd, int sk_map, struct fl_key *k)
 {
 	struct sockaddr_in l, r;
-	socklen_t ll = sizeof(l), rl = sizeof(r), ol = sizeof(k->netns_cookie);
+	socklen_t ll = sizeof(l), rl = sizeof(r), ol = sizeof(k->scope);
 	struct fl_sk st;
 
 	memset(k, 0, sizeof(*k));
 	FL_T_CHECK(!getsockname(fd, (struct sockaddr *)&l, &ll) &&
 		   !getpeername(fd, (struct sockaddr *)&r, &rl) &&
-		   !getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &k->netns_cookie, &ol) &&
+		   !getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &k->scope, &ol) &&
 		   !bpf_map_lookup_elem(sk_map, &fd, &st), "cannot build the key");
 	k->local_ip[2] = k->remote_ip[2] = htonl(0xffff);
 	k->local_ip[3] = l.sin_addr.s_addr;
@@ -653,8 +752,10 @@ int main(void)
 	FL_T_RUN("UDP and AF_UNIX sockets pass straight through", test_other_sockets_pass_through);
 	FL_T_RUN("the explicit API refuses pipes, listeners and closed fds",
 		 test_explicit_api_refuses_odd_fds);
-	FL_T_RUN("a peer in another network namespace stays on TCP as peer_not_local",
-		 test_peer_not_local);
+	FL_T_RUN("a connection through a port mapping (DNAT) between two namespaces stays on TCP "
+		 "as peer_not_local, byte-exact", test_port_mapping_not_local);
+	FL_T_RUN("a non-loopback connection whose SYN nonce is lost (syncookies) stays on TCP as "
+		 "no_nonce", test_no_nonce);
 	FL_T_RUN("a connection without an ISN record stays on TCP as no_isn_record",
 		 test_no_isn_record);
 	FL_T_RUN("with every slot taken connections stay on TCP as no_free_slot", test_no_free_slot);

@@ -12,7 +12,11 @@
  * clock term: the kernel's ISN hash does not include the namespace). Only the
  * pattern seed differs: a byte that lands in the other namespace's socket
  * breaks the other side's verification, and fl-stream exits 1. The same
- * again on 127.0.0.1 and on ::1.
+ * again on 127.0.0.1 and on ::1. The two kinds of key scope are both used
+ * (docs/design.md section 1): the loopback connections are told apart by
+ * their namespace cookie, the 10.77.0.1 ones by the nonce each one's SYN
+ * carried. containers.c does the same across a bridge, client and server
+ * in different namespaces.
  *
  * The namespaces are entered with setns() in a child before exec, not with
  * "ip netns exec", which remounts /sys and so hides the pins in /sys/fs/bpf
@@ -32,6 +36,7 @@
 #include <sys/wait.h>
 
 #include "fltest.h"
+#include "fltest_netns.h"
 
 #define MiB (1024ULL * 1024ULL)
 #define FL_NS_BYTES (64 * MiB)  /* per direction and namespace */
@@ -43,58 +48,7 @@ static char fl_ns_name[2][64];
 static int fl_ns_made[2];
 static volatile pid_t fl_ns_kids[2];
 
-/* Runs argv (ip) without the shim and without ASan's runtime preloaded;
- * waits at most timeout seconds. Its exit status, or -1. */
-static int fl_run_plain(char *const argv[], double timeout)
-{
-	double t0 = fl_t_now();
-	pid_t pid;
-	int st;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		unsetenv("LD_PRELOAD");
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (fl_t_now() - t0 > timeout) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
-		usleep(2000);
-	}
-}
-
-/* "ip [-n NS] ARGS...": args is NULL-terminated. */
-static int fl_ip(const char *ns, const char *const *args)
-{
-	const char *argv[16];
-	int n = 0;
-
-	argv[n++] = "ip";
-	if (ns) {
-		argv[n++] = "-n";
-		argv[n++] = ns;
-	}
-	while (*args && n < 15)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	return fl_run_plain((char *const *)argv, 10.0);
-}
-
-#define FL_IP(ns, ...) fl_ip(ns, (const char *const[]){ __VA_ARGS__, NULL })
+#define FL_IP FL_T_IP
 
 static void fl_ns_cleanup(void)
 {

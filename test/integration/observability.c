@@ -208,7 +208,8 @@ static int test_outputs_parse(void)
 			       "and .loaded and (.features | has(\"btf\") and has(\"sockmap\") and "
 			       "has(\"netns_cookie\") and has(\"fionread_fix\")) and "
 			       "(.batching.flushes_by_reason | length) == 7 and "
-			       "(.passed_bytes_by_reason | length) == 8 and (.fallbacks | length) == 11'",
+			       "(.passed_bytes_by_reason | length) == 8 and (.fallbacks | length) == 12 and "
+			       "(.syn_nonce | length) == 4'",
 			       fl_t_cli()) == 0 && !strcmp(out, "true"),
 		   "status --json lacks keys: %s", out);
 	FL_T_CHECK(fl_t_sh_out(out, sizeof(out), "'%s' conns --json | jq -e '(.connections | "

@@ -2,9 +2,16 @@
 /* fltest_netns.c - running a test in a network namespace of its own. */
 #include "fltest_netns.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -26,6 +33,76 @@ int fl_t_private_netns(void)
 		ifr.ifr_flags |= IFF_UP;
 		r = ioctl(fd, SIOCSIFFLAGS, &ifr);
 	}
+	close(fd);
+	return r ? -1 : 0;
+}
+
+static double fl_netns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int fl_t_run_plain(char *const argv[], double timeout)
+{
+	double t0 = fl_netns_now();
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		unsetenv("LD_PRELOAD");
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (fl_netns_now() - t0 > timeout) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(2000);
+	}
+}
+
+int fl_t_ip(const char *ns, const char *const *args)
+{
+	const char *argv[16];
+	int n = 0;
+
+	argv[n++] = "ip";
+	if (ns) {
+		argv[n++] = "-n";
+		argv[n++] = ns;
+	}
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	return fl_t_run_plain((char *const *)argv, 10.0);
+}
+
+int fl_t_netns_enter(const char *name)
+{
+	char path[160];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	r = setns(fd, CLONE_NEWNET);
 	close(fd);
 	return r ? -1 : 0;
 }

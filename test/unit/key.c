@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests: the sockhash key the shim builds must match what fl_verdict
- * mirrors, for IPv4, IPv6 and IPv4-mapped IPv6. */
+ * mirrors, for IPv4, IPv6 and IPv4-mapped IPv6, and its scope is chosen
+ * the same way at both ends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,7 +49,7 @@ static void ipv4_is_stored_mapped_with_host_order_ports(void **state)
 	assert_memory_equal(k.local_ip, want, 16);
 	assert_int_equal(k.local_port, 40000);
 	assert_int_equal(k.remote_port, 80);
-	assert_int_equal(k.netns_cookie, 77);
+	assert_int_equal(k.scope, 77);
 	assert_int_equal(k.pad, 0);
 }
 
@@ -104,6 +105,41 @@ static void other_families_are_refused(void **state)
 			 -EAFNOSUPPORT);
 }
 
+/* Loopback (either address): the namespace cookie; anything else: the
+ * nonce, and no nonce means no key. Both ends see the same two addresses,
+ * so they choose alike. */
+static void scope_is_netns_for_loopback_and_nonce_otherwise(void **state)
+{
+	struct sockaddr_storage lo = v4("127.0.0.5", 1), pub = v4("10.0.0.2", 2);
+	struct sockaddr_storage v6lo = v6("::1", 3), v6pub = v6("fd00::2", 4);
+	struct sockaddr_storage mapped = v6("::ffff:127.0.0.1", 5);
+	struct fl_key k, m;
+
+	(void)state;
+	fl_key_build(&k, 0, &lo, &pub);
+	assert_true(fl_key_is_loopback(&k));
+	assert_int_equal(fl_key_set_scope(&k, 7, 99), 0);
+	assert_int_equal(k.scope, 7);
+	fl_key_mirror(&m, &k);
+	assert_true(fl_key_is_loopback(&m));
+	fl_key_build(&k, 0, &v6lo, &v6lo);
+	assert_true(fl_key_is_loopback(&k));
+	fl_key_build(&k, 0, &mapped, &mapped);
+	assert_true(fl_key_is_loopback(&k));
+
+	fl_key_build(&k, 0, &pub, &pub);
+	assert_false(fl_key_is_loopback(&k));
+	assert_int_equal(fl_key_set_scope(&k, 7, 99), 0);
+	assert_int_equal(k.scope, 99);
+	assert_int_equal(fl_key_set_scope(&k, 7, 0), -ENODATA);
+	fl_key_build(&k, 0, &v6pub, &v6pub);
+	assert_false(fl_key_is_loopback(&k));
+	assert_int_equal(fl_key_set_scope(&k, 0, 0x1234567890abcdefULL), 0);
+	assert_true(k.scope == 0x1234567890abcdefULL);
+	fl_key_build(&k, 0, &lo, &lo);
+	assert_int_equal(fl_key_set_scope(&k, 0, 99), -ENOPROTOOPT);
+}
+
 static void key_has_no_implicit_padding(void **state)
 {
 	(void)state;
@@ -120,6 +156,7 @@ int main(void)
 		cmocka_unit_test(mirror_of_one_end_is_the_other_end),
 		cmocka_unit_test(namespaces_give_different_keys),
 		cmocka_unit_test(other_families_are_refused),
+		cmocka_unit_test(scope_is_netns_for_loopback_and_nonce_otherwise),
 		cmocka_unit_test(key_has_no_implicit_padding),
 	};
 
