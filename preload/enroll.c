@@ -12,14 +12,13 @@
 #include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <linux/bpf.h>
 
 #include "bpf_sys.h"
 #include "compat.h"
 #include "config.h"
+#include "enroll_maps.h"
 #include "fault.h"
 #include "fdtable.h"
-#include "key.h"
 #include "libc.h"
 #include "local_addr.h"
 #include "log.h"
@@ -111,15 +110,18 @@ static enum fl_ustat fl_insert_counter(int err)
 static void fl_mark_off(int fd)
 {
 	const struct fl_maps *m = fl_maps();
-	struct fl_sk st;
 
 	if (!m || !fl_is_tcp_socket(fd))
 		return;
-	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ISN) ||
-	    (st.flags & (FL_SK_ENROLLED | FL_SK_OFF)))
-		return;
-	st.flags |= FL_SK_OFF;
-	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
+	fl_em_mark_off(fl_own_fd_get(&m->sk), fd);
+}
+
+/* The map fds enroll_maps.c writes, as they are now (own_fds may move them). */
+static void fl_enroll_em_maps(const struct fl_maps *m, struct fl_em_maps *em)
+{
+	em->sk = fl_own_fd_get(&m->sk);
+	em->slot_index = fl_own_fd_get(&m->slot_index);
+	em->sockhash = fl_own_fd_get(&m->sockhash);
 }
 
 /* Who enrolls: for "fastlocal conns" (fl_slot_ref). */
@@ -169,7 +171,7 @@ int fl_enroll_adopt(int fd)
 
 	if (!m)
 		return -ENOENT;
-	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ENROLLED))
+	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
 		return -ENODATA;
 	return fl_adopt(fd, &st);
 }
@@ -241,10 +243,11 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	const struct fl_maps *m;
 	struct fl_fd *e = fl_fd_peek(fd);
 	struct fl_slot_ref ref = { 0 };
+	struct fl_em_maps em;
 	struct fl_sk st;
-	uint64_t netns = 0, cookie = 0, gen = 0, value = (uint64_t)fd;
+	uint64_t netns = 0, cookie = 0, gen = 0;
 	uint32_t budget;
-	int lowat = 1, rcvbuf = 0, slot, err, map_fd;
+	int lowat = 1, rcvbuf = 0, slot, err;
 
 	if (!fl_config()->enabled) {
 		fl_mark_off(fd);
@@ -278,8 +281,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 		return fl_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
 
 	/* The ISNs sockops recorded when the connection was established. */
-	err = fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st);
-	if (err || !(st.flags & FL_SK_ISN))
+	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st))
 		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
 				   "no ISN record (established before fastlocal was loaded)");
 	if (st.flags & FL_SK_ENROLLED)
@@ -290,11 +292,8 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	olen = sizeof(cookie);
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
 		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
-	if (fl_key_build(&st.key, netns, &local, &remote))
+	if (fl_em_build_keys(&st, netns, &local, &remote))
 		return -ENOTSUP;
-	st.key.snd_isn = st.snd_isn;
-	st.key.rcv_isn = st.rcv_isn;
-	fl_key_mirror(&st.peer, &st.key);
 
 	/* The budget: the application's SO_RCVBUF if it chose one, else what
 	 * TCP's autotuning could grow to. */
@@ -309,32 +308,15 @@ int fl_enroll_read(int fd, uint64_t already_read)
 		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
 	st.slot = (uint32_t)slot;
 	st.cookie = cookie;
-	st.flags = (st.flags | FL_SK_ENROLLED) & ~FL_SK_OFF;
 	ref.slot = (uint32_t)slot;
 	ref.owner = cookie;
 	fl_ref_fill_owner(&ref);
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
-
-	/* Identity first, then the index the peer finds us by, then the
-	 * sockhash: nothing redirects to us before our counters exist. */
-	err = fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
-	if (!err)
-		err = fl_bpf_map_update(fl_own_fd_get(&m->slot_index), &st.key, &ref, BPF_ANY);
-	map_fd = fl_own_fd_get(&m->sockhash);
-	/* BPF_NOEXIST: replacing a live entry would detach its socket and drop
-	 * what is queued in it (trap 2). */
-	if (!err)
-		err = fl_fault_insert(); /* tests only (fault.h) */
-	if (!err)
-		err = fl_bpf_map_update(map_fd, &st.key, &value, BPF_NOEXIST);
+	fl_enroll_em_maps(m, &em);
+	err = fl_em_insert(&em, fd, &st, &ref, fl_fault_insert() /* tests only (fault.h) */);
 	if (err) {
 		char why[96];
 
-		/* Not in the sockhash, so nothing was redirected to or from it:
-		 * undo our own records (the socket keeps no live entry). */
-		st.flags &= ~FL_SK_ENROLLED;
-		fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
-		fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
 		fl_slot_free((uint32_t)slot, cookie);
 		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_insert_counter(err), why);
@@ -356,11 +338,12 @@ int fl_unenroll(int fd, const char *why)
 	struct fl_fd *e = fl_fd_peek(fd);
 	uint64_t sent = 0, consumed;
 	int redirected = 0, other, err;
+	struct fl_em_maps em;
 	struct fl_sk st;
 
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
-	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ENROLLED))
+	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
 		return -ENOENT;
 	me = fl_slot_at(st.slot);
 	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
@@ -392,12 +375,10 @@ int fl_unenroll(int fd, const char *why)
 		if (oe->slot == st.slot && oe->gen == e->gen)
 			fl_fd_forget_socket(other);
 	}
-	err = fl_bpf_map_delete(fl_own_fd_get(&m->sockhash), &st.key);
-	if (err && err != -ENOENT)
+	fl_enroll_em_maps(m, &em);
+	err = fl_em_remove(&em, fd, &st);
+	if (err)
 		return err;
-	st.flags &= ~FL_SK_ENROLLED;
-	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
-	fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
 	fl_slot_free(st.slot, st.cookie);
 	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
 	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);
