@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 4
+#define FL_ABI_VERSION 5
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -32,9 +32,31 @@
 #define FL_PIN_MAP_STATS    "map_stats"
 #define FL_PIN_MAP_USTATS   "map_ustats"
 #define FL_PIN_MAP_META     "map_meta"
+#define FL_PIN_MAP_DOMAINS  "map_slot_domains"
+#define FL_PIN_MAP_DOM_UID  "map_domain_uid"
 
 #define FL_SOCKHASH_MAX 65536
 #define FL_SLOTS_MAX    65536
+
+/*
+ * Slot domains (docs/security.md). Slots live in mmap-able arrays, one per
+ * user: domain 0 is fl_slots, written by privileged shims (root, pinned
+ * 0600); "fastlocal daemon" creates one array per other uid on its first
+ * request and hands only that array to that uid's processes, so a user can
+ * write only its own slots. The verdict and sockops reach every domain
+ * through the outer map fl_slot_domains. A slot is named by a 32-bit
+ * reference: the domain above FL_SLOT_IDX_BITS, the index in it below.
+ *
+ * FL_DOMAIN_SLOTS: the size of a user's domain, smaller than domain 0 to
+ * bound what one uid makes the broker allocate (8192 x 64 B = 512 KiB);
+ * FL_DOMAINS_MAX bounds the uids (127 x 512 KiB = 64 MiB at most).
+ */
+#define FL_SLOT_IDX_BITS 16
+#define FL_DOMAINS_MAX   128
+#define FL_DOMAIN_SLOTS  8192
+#define FL_SLOT_REF(dom, idx) (((__u32)(dom) << FL_SLOT_IDX_BITS) | (__u32)(idx))
+#define FL_SLOT_DOM(ref)      ((__u32)(ref) >> FL_SLOT_IDX_BITS)
+#define FL_SLOT_IDX(ref)      ((__u32)(ref) & ((1u << FL_SLOT_IDX_BITS) - 1))
 
 /*
  * struct fl_key - names one end of one TCP connection.
@@ -69,7 +91,7 @@ struct fl_sk {
 	__u32 snd_isn;
 	__u32 rcv_isn;
 	__u32 flags;       /* FL_SK_* */
-	__u32 slot;        /* index in fl_slots, valid with FL_SK_ENROLLED */
+	__u32 slot;        /* slot reference (FL_SLOT_REF), valid with FL_SK_ENROLLED */
 	__u64 cookie;      /* socket cookie, the owner tag of the slot */
 	struct fl_key key; /* this end */
 	struct fl_key peer; /* the other end */
@@ -103,8 +125,8 @@ struct fl_slot {
 	__u64 tcp_sent;
 	__u64 redirected;
 	__u32 last_write_seq;
-	/* verdict: FL_DIR_* of owner -> peer, and the peer's slot + 1 (0: not
-	 * found yet) with the owner tag it had when found */
+	/* verdict: FL_DIR_* of owner -> peer, and the peer's slot reference
+	 * + 1 (0: not found yet) with the owner tag it had when found */
 	__u16 dir;
 	__u16 dir_reason;
 	__u32 peer_slot;
@@ -135,7 +157,7 @@ enum fl_dir {
 /* Value of fl_slot_index: where the socket with that key keeps its slot,
  * and who enrolled it (for "fastlocal conns"; the programs ignore those). */
 struct fl_slot_ref {
-	__u32 slot;
+	__u32 slot;         /* slot reference (FL_SLOT_REF) */
 	__u32 pid;          /* the process that enrolled it */
 	__u64 owner;        /* the socket cookie, to detect a slot reused since */
 	__u64 enrolled_ns;  /* CLOCK_REALTIME at enrollment */
@@ -168,6 +190,7 @@ enum fl_stat {
 	FL_STAT_PASS_SHUTDOWN_BYTES = 14,    /* sender or receiver shut down that direction */
 	FL_STAT_PASS_CONFIG_BYTES = 15,      /* sockops, at close: bytes of connections the
 					      * configuration left on TCP (FL_SK_OFF) */
+	/* 16-19: other work items; 20-23: the broker's */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64
@@ -206,12 +229,23 @@ enum fl_ustat {
 	FL_USTAT_BATCH_BYTES = 21,       /* bytes those flushes handed to the kernel */
 	FL_USTAT_BATCH_WRITES = 22,      /* application writes those bytes came from */
 	FL_USTAT_UNENROLLED = 23,        /* sockets that left the fast path (SO_RCVLOWAT, ...) */
+	/* 24 and 26: other work items */
+	FL_USTAT_BROKER_ENROLLED = 25,   /* of FL_USTAT_ENROLLED: by "fastlocal daemon" for an
+					  * unprivileged process */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64
 
 struct fl_ustats {
 	__u64 c[FL_USTAT_SLOTS];
+};
+
+/* Value of fl_domain_uid, written by "fastlocal daemon" only: which uid a
+ * slot domain belongs to, so that a restarted daemon finds the domains it
+ * created before. The programs never touch it. */
+struct fl_domain {
+	__u32 uid;
+	__u32 used; /* 1 once the domain's array is in fl_slot_domains */
 };
 
 /*

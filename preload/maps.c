@@ -79,6 +79,8 @@ static void fl_maps_open_locked(void)
 	fl_map_get(dir, FL_PIN_MAP_SK, &m->sk);
 	fl_map_get(dir, FL_PIN_MAP_SLOT_IDX, &m->slot_index);
 	m->slots = fl_map_mmap(dir, FL_PIN_MAP_SLOTS, sizeof(struct fl_slot) * FL_SLOTS_MAX);
+	m->nslots = FL_SLOTS_MAX;
+	m->domain = 0;
 	m->ustats = fl_map_mmap(dir, FL_PIN_MAP_USTATS, sizeof(struct fl_ustats));
 	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
 		fl_debug("fastlocal is not loaded in %s (or the pins are not readable): "

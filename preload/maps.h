@@ -17,11 +17,15 @@
 
 /* The fd fields may be moved by own_fds: read them with fl_own_fd_get(). */
 struct fl_maps {
-	int sockhash;             /* fl_sockhash */
-	int sk;                   /* fl_sk (SK_STORAGE) */
-	int slot_index;           /* fl_slot_index */
-	struct fl_slot *slots;    /* fl_slots, mmap-ed shared, FL_SLOTS_MAX entries */
-	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared */
+	int sockhash;             /* fl_sockhash; -1 when brokered */
+	int sk;                   /* fl_sk (SK_STORAGE); -1 when brokered */
+	int slot_index;           /* fl_slot_index; -1 when brokered */
+	struct fl_slot *slots;    /* this process's slot domain, mmap-ed shared, nslots entries */
+	uint32_t nslots;          /* FL_SLOTS_MAX (domain 0) or FL_DOMAIN_SLOTS */
+	uint32_t domain;          /* 0: the pins were opened; else the broker's domain for our uid */
+	bool brokered;            /* the pins cannot be opened: "fastlocal daemon" enrolls (broker.h) */
+	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared; brokered: a private page, the
+				   * shared counters being root's (docs/security.md) */
 };
 
 /* The maps, opening them on first use. NULL when nothing is loaded (retried
