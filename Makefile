@@ -35,7 +35,10 @@ DEB_PACKAGES := make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	gnuplot-nox redis-server redis-tools nginx wrk iperf3
 
 SHIM_SRCS := $(wildcard preload/*.c)
-CLI_SRCS  := $(wildcard tools/*.c) preload/key.c # the key's mirror, shared with the shim
+# Shared with the shim: the key (key.c), the map writes of an enrollment,
+# which "fastlocal daemon" does for unprivileged processes (enroll_maps.c),
+# and the raw bpf(2) calls those use (bpf_sys.c).
+CLI_SRCS  := $(wildcard tools/*.c) preload/key.c preload/enroll_maps.c preload/bpf_sys.c
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
@@ -91,7 +94,7 @@ $(SHIM): $(SHIM_SRCS) $(wildcard preload/*.h) bpf/fastlocal.h preload/exports.ma
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/enroll_maps.h preload/broker_proto.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz

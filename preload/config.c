@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker_proto.h"
 #include "fastlocal.h"
 
 /* Written once under fl_config_once, read-only afterwards (config.h). */
@@ -52,6 +53,7 @@ static void fl_config_read(void)
 	const char *bt = getenv("FASTLOCAL_BACKTRACE");
 	const char *log_file = getenv("FASTLOCAL_LOG_FILE");
 	const char *unwind = getenv("FASTLOCAL_UNWIND_LIB");
+	const char *broker = getenv("FASTLOCAL_BROKER");
 
 	fl_cfg.enabled = !(on && !strcmp(on, "0"));
 	fl_cfg.batch = !(batch && (!strcmp(batch, "off") || !strcmp(batch, "0")));
@@ -69,6 +71,7 @@ static void fl_config_read(void)
 		 unwind && *unwind ? unwind : "libunwind.so.8");
 	snprintf(fl_cfg.pin_dir, sizeof(fl_cfg.pin_dir), "%s",
 		 pin && pin[0] == '/' ? pin : FL_DEFAULT_PIN_DIR);
+	snprintf(fl_cfg.broker, sizeof(fl_cfg.broker), "%s", broker ? broker : FL_BROKER_DEFAULT_SOCKET);
 	__atomic_store_n(&fl_config_ready, 1, __ATOMIC_RELEASE);
 }
 

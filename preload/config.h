@@ -26,6 +26,9 @@ struct fl_config {
 	unsigned enroll_after; /* FASTLOCAL_ENROLL_AFTER: bytes a connection moves over TCP
 				* before it is enrolled (0: at connect/accept), default 4096 */
 	char pin_dir[256];
+	char broker[108];     /* FASTLOCAL_BROKER: "fastlocal daemon"'s socket, asked when the
+			       * pins cannot be opened (not root); default
+			       * /run/fastlocal/broker.sock, "" = never ask */
 	char log_file[4096];  /* FASTLOCAL_LOG_FILE: append log lines here; "" = stderr */
 	char unwind_lib[256]; /* FASTLOCAL_UNWIND_LIB: libunwind to dlopen, default
 			       * libunwind.so.8 */

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "bpf_sys.h"
+#include "broker.h"
 #include "compat.h"
 #include "config.h"
 #include "enroll_maps.h"
@@ -60,21 +61,6 @@ static uint32_t fl_default_budget(void)
 	return v;
 }
 
-int fl_is_tcp_socket(int fd)
-{
-	int type = 0, proto = 0, dom = 0;
-	socklen_t l = sizeof(int);
-
-	/* The type first: a UDP or non-socket fd costs one system call. */
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
-		return 0;
-	l = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) || (dom != AF_INET && dom != AF_INET6))
-		return 0;
-	l = sizeof(int);
-	return !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) && proto == IPPROTO_TCP;
-}
-
 /* One fallback: counted (shared counter when the maps are open), logged. */
 static int fl_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 {
@@ -113,7 +99,10 @@ static void fl_mark_off(int fd)
 
 	if (!m || !fl_is_tcp_socket(fd))
 		return;
-	fl_em_mark_off(fl_own_fd_get(&m->sk), fd);
+	if (m->brokered)
+		fl_broker_call(FL_BROKER_MARK_OFF, fd, 0, NULL);
+	else
+		fl_em_mark_off(fl_own_fd_get(&m->sk), fd);
 }
 
 /* The map fds enroll_maps.c writes, as they are now (own_fds may move them). */
@@ -135,6 +124,19 @@ static void fl_ref_fill_owner(struct fl_slot_ref *ref)
 	if (prctl(PR_GET_NAME, ref->comm, 0, 0, 0))
 		ref->comm[0] = 0;
 	ref->comm[sizeof(ref->comm) - 1] = 0;
+}
+
+/* The budget: the application's SO_RCVBUF if it chose one, else what TCP's
+ * autotuning could grow to. */
+static uint32_t fl_budget(int fd, struct fl_fd *e)
+{
+	socklen_t olen = sizeof(int);
+	int rcvbuf = 0;
+
+	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+		return (uint32_t)rcvbuf;
+	return fl_default_budget();
 }
 
 /* Records fd as enrolled in slot/gen in the fd table, with a send buffer. */
@@ -164,6 +166,21 @@ static int fl_adopt(int fd, const struct fl_sk *st)
 	return fl_enroll_record(fd, st->slot, gen, st->cookie);
 }
 
+/* Not root: the broker reads the socket's record (only for its owner). */
+static int fl_adopt_brokered(int fd)
+{
+	struct fl_broker_rep rep;
+	struct fl_sk st;
+	int err = fl_broker_call(FL_BROKER_ADOPT, fd, 0, &rep);
+
+	if (err)
+		return err == -EPERM || err == -ENOENT ? err : -ENODATA;
+	memset(&st, 0, sizeof(st));
+	st.slot = rep.slot;
+	st.cookie = rep.cookie;
+	return fl_adopt(fd, &st);
+}
+
 int fl_enroll_adopt(int fd)
 {
 	const struct fl_maps *m = fl_maps();
@@ -171,6 +188,8 @@ int fl_enroll_adopt(int fd)
 
 	if (!m)
 		return -ENOENT;
+	if (m->brokered)
+		return fl_adopt_brokered(fd);
 	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
 		return -ENODATA;
 	return fl_adopt(fd, &st);
@@ -236,6 +255,48 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	return fl_fd_state(e) == FL_FD_ENROLLED;
 }
 
+/*
+ * Not root: claims a slot in our own domain, then asks the broker, which
+ * checks that the socket is ours and the slot is ours and holds its cookie,
+ * reads the ISN record, builds the key and writes the maps exactly as
+ * fl_enroll_read does (enroll_maps.c). The slot's write_seq baseline comes
+ * from the ISN, which only the broker can read: it sets it.
+ */
+static int fl_enroll_brokered(int fd, struct fl_fd *e, uint64_t already_read)
+{
+	uint64_t cookie = 0, gen = 0;
+	socklen_t olen = sizeof(cookie);
+	uint32_t budget = fl_budget(fd, e);
+	char why[96];
+	int slot, err;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
+		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
+	slot = fl_slot_alloc(cookie, budget, 0, already_read, &gen);
+	if (slot < 0)
+		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
+	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
+	if (err == -EALREADY) {
+		/* Enrolled before (inherited): use the slot it has. */
+		fl_slot_free((uint32_t)slot, cookie);
+		return fl_adopt_brokered(fd);
+	}
+	if (err) {
+		fl_slot_free((uint32_t)slot, cookie);
+		if (err == -ENODATA)
+			return fl_fallback(fd, err, FL_USTAT_FB_NO_ISN,
+					   "no ISN record (established before fastlocal was loaded)");
+		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
+		return fl_fallback(fd, err, fl_insert_counter(err), why);
+	}
+	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
+	if (err)
+		return err;
+	fl_ustat_add(FL_USTAT_ENROLLED, 1);
+	fl_debug("fd %d: enrolled by the broker (slot %#x, budget %u)", fd, (unsigned)slot, budget);
+	return 0;
+}
+
 int fl_enroll_read(int fd, uint64_t already_read)
 {
 	struct sockaddr_storage local, remote;
@@ -247,7 +308,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	struct fl_sk st;
 	uint64_t netns = 0, cookie = 0, gen = 0;
 	uint32_t budget;
-	int lowat = 1, rcvbuf = 0, slot, err;
+	int lowat = 1, slot, err;
 
 	if (!fl_config()->enabled) {
 		fl_mark_off(fd);
@@ -280,6 +341,9 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	if (!m)
 		return fl_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
 
+	if (m->brokered)
+		return fl_enroll_brokered(fd, e, already_read);
+
 	/* The ISNs sockops recorded when the connection was established. */
 	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st))
 		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
@@ -295,13 +359,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	if (fl_em_build_keys(&st, netns, &local, &remote))
 		return -ENOTSUP;
 
-	/* The budget: the application's SO_RCVBUF if it chose one, else what
-	 * TCP's autotuning could grow to. */
-	budget = fl_default_budget();
-	olen = sizeof(rcvbuf);
-	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
-		budget = (uint32_t)rcvbuf;
+	budget = fl_budget(fd, e);
 
 	slot = fl_slot_alloc(cookie, budget, st.snd_isn, already_read, &gen);
 	if (slot < 0)
@@ -330,21 +388,67 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	return 0;
 }
 
+/* Anything we buffered goes first (by redirect or TCP: both keep order;
+ * SEND_TCP is set already, so it goes over TCP). */
+static void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
+{
+	int other;
+
+	for (other = fl_fd_next_enrolled(0); other >= 0; other = fl_fd_next_enrolled(other + 1)) {
+		struct fl_fd *oe = fl_fd_peek(other);
+
+		if (oe->slot == slot && oe->gen == e->gen)
+			fl_fd_forget_socket(other);
+	}
+}
+
+/*
+ * Not root: the peer's slot may be in another user's domain, out of our
+ * reach, so the broker checks that everything the peer sent has been read
+ * (and FIONREAD) and removes the entry, in one request. Our buffered bytes
+ * follow over TCP (SEND_TCP is set): order-safe either way.
+ */
+static int fl_unenroll_brokered(int fd, const struct fl_fd *e, const struct fl_sk *st,
+				const char *why)
+{
+	int err = fl_broker_call(FL_BROKER_UNENROLL, fd, 0, NULL);
+
+	if (err == -EBUSY) {
+		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
+		return -EBUSY;
+	}
+	if (err)
+		return err;
+	fl_unenroll_forget(e, st->slot);
+	fl_slot_free(st->slot, st->cookie);
+	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
+	fl_debug("fd %d: %s; left the fast path (broker), plain TCP from now on", fd, why);
+	return 0;
+}
+
 int fl_unenroll(int fd, const char *why)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 	struct fl_slot_ref ref;
-	struct fl_slot *me, *peer = NULL;
+	const struct fl_slot *peer = NULL;
+	struct fl_slot *me;
 	struct fl_fd *e = fl_fd_peek(fd);
 	uint64_t sent = 0, consumed;
-	int redirected = 0, other, err;
+	int redirected = 0, err;
 	struct fl_em_maps em;
 	struct fl_sk st;
 
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
-	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
+	if (m->brokered) {
+		/* Our record is the broker's to read: our own fd table has it. */
+		memset(&st, 0, sizeof(st));
+		st.slot = e->slot;
+		me = fl_slot_at(st.slot);
+		st.cookie = me ? __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) : 0;
+	} else if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED)) {
 		return -ENOENT;
+	}
 	me = fl_slot_at(st.slot);
 	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
 		return -ENOENT;
@@ -352,8 +456,11 @@ int fl_unenroll(int fd, const char *why)
 	 * us. The locked or orders this store before the loads below; the
 	 * verdict counts its bytes with a locked add before it looks at BLIND. */
 	__atomic_fetch_or(&me->flags, FL_SLOT_BLIND | FL_SLOT_SEND_TCP, __ATOMIC_SEQ_CST);
+	if (m->brokered)
+		return fl_unenroll_brokered(fd, e, &st, why);
 	if (!fl_bpf_map_lookup(fl_own_fd_get(&m->slot_index), &st.peer, &ref)) {
-		peer = fl_slot_at(ref.slot);
+		/* The peer may be another user's (another domain): read-only. */
+		peer = fl_slot_any(ref.slot);
 		if (peer && __atomic_load_n(&peer->owner, __ATOMIC_ACQUIRE) != ref.owner)
 			peer = NULL;
 	}
@@ -368,13 +475,7 @@ int fl_unenroll(int fd, const char *why)
 		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
 		return -EBUSY;
 	}
-	/* Anything we buffered goes first (by redirect or TCP: both keep order). */
-	for (other = fl_fd_next_enrolled(0); other >= 0; other = fl_fd_next_enrolled(other + 1)) {
-		struct fl_fd *oe = fl_fd_peek(other);
-
-		if (oe->slot == st.slot && oe->gen == e->gen)
-			fl_fd_forget_socket(other);
-	}
+	fl_unenroll_forget(e, st.slot);
 	fl_enroll_em_maps(m, &em);
 	err = fl_em_remove(&em, fd, &st);
 	if (err)

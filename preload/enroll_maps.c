@@ -4,9 +4,25 @@
 
 #include <errno.h>
 #include <linux/bpf.h>
+#include <netinet/in.h>
 
 #include "bpf_sys.h"
 #include "key.h"
+
+int fl_is_tcp_socket(int fd)
+{
+	int type = 0, proto = 0, dom = 0;
+	socklen_t l = sizeof(int);
+
+	/* The type first: a UDP or non-socket fd costs one system call. */
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
+		return 0;
+	l = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) || (dom != AF_INET && dom != AF_INET6))
+		return 0;
+	l = sizeof(int);
+	return !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) && proto == IPPROTO_TCP;
+}
 
 int fl_em_read(int sk_map, int fd, struct fl_sk *st)
 {

@@ -25,6 +25,9 @@ struct fl_em_maps {
 	int sockhash;   /* fl_sockhash */
 };
 
+/* True for an AF_INET/AF_INET6 SOCK_STREAM TCP socket (MPTCP excluded). */
+int fl_is_tcp_socket(int fd);
+
 /* The kernel's record of fd (written by sockops at establishment) into *st.
  * 0, or -ENODATA when there is none or it has no ISNs. */
 int fl_em_read(int sk_map, int fd, struct fl_sk *st);

@@ -35,6 +35,11 @@ const struct fl_maps *fl_maps(void);
 /* The maps if they are open already, without trying to open them. */
 const struct fl_maps *fl_maps_if_open(void);
 
+/* Any domain's slot, read-only, for a root shim (maps the domain on first
+ * use: system calls, so never on the send/recv path); a brokered process
+ * gets only its own domain's. NULL if out of reach. */
+const struct fl_slot *fl_slot_any(uint32_t ref);
+
 /* Adds to a shim counter (no-op when the maps are not open). */
 void fl_ustat_add(enum fl_ustat idx, uint64_t v);
 

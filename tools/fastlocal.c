@@ -21,6 +21,7 @@ static const char fl_main_help[] =
 	"  top       a live view of the counters and the busiest connections\n"
 	"  run       run a command with the fastlocal shim preloaded\n"
 	"  bench     measure TCP, AF_UNIX, raw redirect and fastlocal on this machine\n"
+	"  daemon    the broker that enrolls sockets of processes that are not root\n"
 	"  version   print the version\n"
 	"  help      show this help, or 'help COMMAND' for a command's help\n"
 	"\n"
@@ -44,6 +45,7 @@ static const struct fl_command fl_commands[] = {
 	{ "conns", cmd_conns },
 	{ "top", cmd_top },
 	{ "bench", cmd_bench },
+	{ "daemon", cmd_daemon },
 };
 
 /* "fastlocal[ cmd]: message" on stderr, without the newline. */
