@@ -385,8 +385,88 @@ static int fl_child_forge(void)
 	return 0;
 }
 
+/* Bytes one way after exec: more than the default budget (tcp_rmem's max,
+ * at most 32 MiB here), so that a reader whose reads were not counted (not
+ * adopted) would make the direction fall back to TCP. */
+#define ADOPT_XFER (40 * MiB)
+
+/*
+ * adopt "-": a pair enrolled through the broker, 64 KiB each way, then
+ * execv of this program with the two fds ("adopt C,S").
+ * adopt "C,S": the new image's shim adopted both (ADOPT); ADOPT_XFER each
+ * way byte-exact; then SO_RCVLOWAT on S takes it off the fast path through
+ * the broker (UNENROLL) and bytes still arrive exact; and a pair the shim
+ * did not see is marked off (MARK_OFF), moves 1 MiB and closes. Between
+ * the transfer and SO_RCVLOWAT: "d" on fd 3, then waits for stdin to close.
+ */
+static int fl_child_adopt(const char *arg)
+{
+	struct fl_t_stream st[2];
+	struct fl_broker_rep rep;
+	uint64_t cookie = 0;
+	socklen_t cl = sizeof(cookie);
+	int c, s, lowat = 2;
+	char fds[32], ch;
+
+	if (!strcmp(arg, "-")) {
+		char *args[] = { fl_self, (char *)"--nobody", (char *)"adopt", fds, NULL };
+
+		EXPECT(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+		EXPECT(fl_write_pattern(c, 64 * KiB, 3) == 0 && fl_read_pattern(s, 64 * KiB, 3) == 0 &&
+		       fl_write_pattern(s, 64 * KiB, 4) == 0 && fl_read_pattern(c, 64 * KiB, 4) == 0,
+		       "64 KiB before exec not exact");
+		fcntl(c, F_SETFD, 0);
+		fcntl(s, F_SETFD, 0);
+		snprintf(fds, sizeof(fds), "%d,%d", c, s);
+		execv(fl_self, args);
+		EXPECT(0, "execv: %s", strerror(errno));
+	}
+	EXPECT(sscanf(arg, "%d,%d", &c, &s) == 2, "bad fds");
+	EXPECT(fl_ask(FL_BROKER_ADOPT, s, 0, &rep, NULL) == 0 && FL_SLOT_DOM(rep.slot) != 0 &&
+	       !getsockopt(s, SOL_SOCKET, SO_COOKIE, &cookie, &cl) && rep.cookie == cookie,
+	       "after exec the socket is not enrolled in our domain");
+	memset(st, 0, sizeof(st));
+	st[0] = (struct fl_t_stream){ .wfd = c, .rfd = s, .total = ADOPT_XFER, .wsize = 65536,
+				      .seed = 7 };
+	st[1] = (struct fl_t_stream){ .wfd = s, .rfd = c, .total = ADOPT_XFER, .wsize = 65536,
+				      .seed = 8 };
+	EXPECT(fl_t_stream_run(st, 2) == 0, "after exec: bytes lost or reordered");
+	/* The parent looks at the connection now. */
+	EXPECT(write(3, "d", 1) == 1, "fd 3");
+	while (read(0, &ch, 1) > 0)
+		;
+	/* Off the fast path through the broker: the shim's fl_unenroll. */
+	EXPECT(!setsockopt(s, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)), "SO_RCVLOWAT");
+	EXPECT(fl_ask(FL_BROKER_ADOPT, s, 0, &rep, NULL) == ENODATA,
+	       "still enrolled after SO_RCVLOWAT (broker says %d)", rep.err);
+	EXPECT(fl_write_pattern(c, 64 * KiB, 9) == 0 && fl_read_pattern(s, 64 * KiB, 9) == 0,
+	       "after unenroll: bytes lost or reordered");
+	{
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t len = sizeof(a);
+		int l = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0), rc, rs;
+
+		EXPECT(l >= 0 && !bind(l, (struct sockaddr *)&a, sizeof(a)) && !listen(l, 1) &&
+		       !getsockname(l, (struct sockaddr *)&a, &len), "listener");
+		rc = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+		EXPECT(!syscall(SYS_connect, rc, (struct sockaddr *)&a, sizeof(a)), "connect");
+		rs = (int)syscall(SYS_accept4, l, NULL, NULL, 0);
+		EXPECT(rs >= 0 && fl_ask(FL_BROKER_MARK_OFF, rc, 0, &rep, NULL) == 0 &&
+		       fl_ask(FL_BROKER_MARK_OFF, rs, 0, &rep, NULL) == 0, "mark-off refused");
+		EXPECT(fl_write_pattern(rc, MiB, 10) == 0 && fl_read_pattern(rs, MiB, 10) == 0,
+		       "marked-off pair not exact");
+		syscall(SYS_close, rc);
+		syscall(SYS_close, rs);
+		syscall(SYS_close, l);
+	}
+	return 0;
+}
+
 static int fl_child(const char *mode, const char *arg)
 {
+	if (!strcmp(mode, "adopt"))
+		return fl_child_adopt(arg);
 	if (!strcmp(mode, "server"))
 		return fl_child_server();
 	if (!strcmp(mode, "client"))
@@ -429,6 +509,8 @@ static int fl_check_conn(pid_t pid_a, pid_t pid_b, uint64_t want)
 	}
 	printf("  conns: a enrolled %d, b enrolled %d; a->b %llu of %llu B redirected, "
 	       "b->a %llu of %llu B\n", ea, eb, ab, ta, ba, tb);
+	if (!want) /* after exec: at least ADOPT_XFER redirected each way */
+		return ea && eb && ab >= ADOPT_XFER && ba >= ADOPT_XFER ? 0 : -1;
 	return ea && eb && ta == want && tb == want && ab >= want / 2 && ba >= want / 2 ? 0 : -1;
 }
 
@@ -579,6 +661,31 @@ static int test_root_keeps_flowing(void)
 	return 0;
 }
 
+static int test_adopt_unenroll_mark_off(void)
+{
+	int cp[2], go[2], ok;
+	uint64_t off0 = fl_t_status_u64("passed_bytes_by_reason.switched_off"), off;
+	char d;
+	pid_t pid;
+
+	FL_T_CHECK(!pipe2(cp, O_CLOEXEC) && !pipe2(go, O_CLOEXEC), "pipes");
+	pid = fl_spawn_nobody("adopt", NULL, cp[1], go[0]);
+	close(cp[1]);
+	close(go[0]);
+	ok = read(cp[0], &d, 1) == 1;
+	/* Both ends in one process (pid): a is the connect()ing end. Redirected
+	 * past the budget both ways: the new image counts its reads. */
+	ok = ok && fl_check_conn(pid, pid, 0) == 0;
+	close(go[1]);
+	ok = fl_wait_ok(pid, "adopt") == 0 && ok;
+	close(cp[0]);
+	off = fl_t_status_u64("passed_bytes_by_reason.switched_off") - off0;
+	printf("  marked-off pair: %llu B counted as switched_off\n", (unsigned long long)off);
+	FL_T_CHECK(ok, "after exec, adoption, unenroll or the bytes went wrong");
+	FL_T_CHECK(off >= MiB, "the pair marked off through the broker was not counted");
+	return 0;
+}
+
 /* Root server (this process, the shim through the pins: domain 0), nobody
  * client (the broker: nobody's domain). */
 static int test_mixed_pair(void)
@@ -676,6 +783,8 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--nobody")) {
 		snprintf(fl_sock, sizeof(fl_sock), "%s", getenv("FASTLOCAL_BROKER"));
+		n = readlink("/proc/self/exe", fl_self, sizeof(fl_self) - 1);
+		fl_self[n > 0 ? n : 0] = 0;
 		return fl_child(argv[2], argv[3]);
 	}
 	if (geteuid() != 0) {
@@ -707,6 +816,9 @@ int main(int argc, char **argv)
 			 "handed over a unix socket", test_root_socket_refused);
 		FL_T_RUN("the broker refuses forged slots (another domain, another cookie) and a "
 			 "unix socket", test_forged_slots_refused);
+		FL_T_RUN("nobody's sockets survive exec (adopted through the broker, 40 MiB each way "
+			 "redirected), leave the fast path on SO_RCVLOWAT and are marked off",
+			 test_adopt_unenroll_mark_off);
 		FL_T_RUN("root's connection keeps redirecting byte-exact after the attempts",
 			 test_root_keeps_flowing);
 		FL_T_RUN("a root server and a nobody client redirect both ways byte-exact",
