@@ -159,8 +159,10 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 		return -EPROTO;
 	if (__atomic_load_n(&slot->owner, __ATOMIC_ACQUIRE) != cookie)
 		return -EPERM;
-	if (fl_em_read(b->em.sk, fd, &st))
+	if (fl_em_read(b->em.sk, fd, &st)) {
+		fl_count(b, FL_USTAT_FB_NO_ISN); /* the caller's own counters are private */
 		return -ENODATA;
+	}
 	if (st.flags & FL_SK_ENROLLED)
 		return -EALREADY;
 	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
