@@ -123,8 +123,7 @@ int fl_broker_hello(struct fl_slot **slots, uint32_t *nslots, uint32_t *domain)
 
 	memset(&r, 0, sizeof(r));
 	err = fl_broker_exchange(&req, -1, &r, &rfd);
-	if (!err && (rfd < 0 || !r.nslots || r.nslots > FL_SLOTS_MAX || !r.domain ||
-		     r.domain >= FL_DOMAINS_MAX))
+	if (!err && (rfd < 0 || !r.nslots || r.nslots > FL_SLOTS_MAX || r.domain >= FL_DOMAINS_MAX))
 		err = -EPROTO;
 	if (!err) {
 		/* The mapping holds the map: the fd is not kept. */

@@ -19,7 +19,7 @@
 #define FL_BROKER_MAGIC 0x666c6272u /* "flbr" */
 
 enum fl_broker_op {
-	FL_BROKER_HELLO = 1,    /* no fd: reply with the caller's slot domain (fd) */
+	FL_BROKER_HELLO = 1,    /* no fd: reply with the caller's slot domain (fd); root: 0 */
 	FL_BROKER_ENROLL = 2,   /* fd, slot: enroll fd with that slot of the caller's domain */
 	FL_BROKER_UNENROLL = 3, /* fd: take it out of the sockhash (its slot BLIND first) */
 	FL_BROKER_MARK_OFF = 4, /* fd: FL_SK_OFF, left on TCP by configuration */

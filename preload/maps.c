@@ -72,8 +72,8 @@ static void fl_map_get(const char *dir, const char *name, int *fdp)
 }
 
 /*
- * The pins are root's (0600) and this process is not: "fastlocal daemon"
- * enrolls for it, and gives it its own user's slot array to mmap
+ * The pins are root's (0600) and this process is not, or they are not
+ * visible here at all: "fastlocal daemon" enrolls for it, and gives it its own user's slot array to mmap
  * (docs/security.md). The shared counters are not writable by a non-root
  * process, so its counters go to a private page (the broker counts its
  * enrollments in the shared ones). True when the broker answered.
@@ -110,7 +110,10 @@ static void fl_maps_open_locked(void)
 
 	/* The fd fields are registered with own_fds in place: they may move. */
 	fl_map_get(dir, FL_PIN_MAP_SOCKHASH, &m->sockhash);
-	if ((m->sockhash == -EACCES || m->sockhash == -EPERM) && fl_maps_open_brokered(m)) {
+	/* Not root (EACCES, EPERM), or no pins here at all (ENOENT: a container
+	 * without the host's bpffs): the broker, if one answers. */
+	if ((m->sockhash == -EACCES || m->sockhash == -EPERM || m->sockhash == -ENOENT) &&
+	    fl_maps_open_brokered(m)) {
 		fl_own_fd_drop(&m->sockhash);
 		__atomic_store_n(&fl_maps_ready, 1, __ATOMIC_RELEASE);
 		return;

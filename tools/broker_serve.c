@@ -255,8 +255,8 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 		return 0;
 	}
 	if (q->op == FL_BROKER_HELLO) {
-		if (cred->uid == 0)
-			return -EPERM; /* root opens the pins itself (domain 0) */
+		/* Root gets domain 0 (root in a container without the pins
+		 * mounted); everyone else its own, made on first request. */
 		r = fl_domain_of(&b->dom, cred->uid, true);
 		if (r < 0)
 			return r;

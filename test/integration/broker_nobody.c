@@ -52,6 +52,9 @@
  * copies of this program and the shim, the broker's socket and pid. */
 static char fl_dir[256], fl_sock[300], fl_self[300], fl_shim[300];
 static pid_t fl_daemon = -1;
+/* Owned by the subtests (one at a time): a pin dir for the next nobody
+ * child instead of the test's, NULL for the test's. */
+static const char *fl_child_pins;
 
 /* ------------------------------------------------------------ helpers */
 
@@ -85,6 +88,8 @@ static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int 
 	setenv("LD_PRELOAD", preload, 1);
 	setenv("FASTLOCAL_BROKER", fl_sock, 1);
 	setenv("FASTLOCAL_ENROLL_AFTER", "0", 1);
+	if (fl_child_pins)
+		setenv("FASTLOCAL_PIN_DIR", fl_child_pins, 1);
 	unsetenv("FASTLOCAL_ADOPT");
 	execl(fl_self, fl_self, "--nobody", mode, arg ? arg : "-", (char *)NULL);
 	fprintf(stderr, "exec %s: %s\n", fl_self, strerror(errno));
@@ -551,7 +556,11 @@ static int test_nobody_pair_accelerated(void)
 	srv = fl_spawn_nobody("server", NULL, sp[1], go[0]);
 	FL_T_CHECK(read(sp[0], &port, sizeof(port)) == sizeof(port), "the server said no port");
 	snprintf(port_s, sizeof(port_s), "%u", ntohs(port));
+	/* The client sees no pins at all (as in a container without the
+	 * host's bpffs): it asks the broker too. */
+	fl_child_pins = "/nonexistent/fastlocal-pins";
 	cli = fl_spawn_nobody("client", port_s, cp[1], go[0]);
+	fl_child_pins = NULL;
 	close(sp[1]);
 	close(cp[1]);
 	close(go[0]);
@@ -871,8 +880,9 @@ int main(int argc, char **argv)
 	FL_T_RUN("fastlocal daemon serves a private socket (mode 0666) and status sees it",
 		 test_daemon_runs);
 	if (fl_daemon > 0) {
-		FL_T_RUN("a nobody server and a nobody client are enrolled through the broker and "
-			 "redirect 4 MiB each way byte-exact", test_nobody_pair_accelerated);
+		FL_T_RUN("a nobody server and a nobody client (which sees no pins at all) are "
+			 "enrolled through the broker and redirect 4 MiB each way byte-exact",
+			 test_nobody_pair_accelerated);
 		FL_T_RUN("nobody cannot open a pin, get the program, sockhash or link by id, or detach "
 			 "sockops", test_nobody_has_no_privilege);
 		FL_T_RUN("the broker refuses nobody every request about a socket root created, "
