@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -13,13 +14,34 @@
 #include "fastlocal.h"
 #include "libc.h"
 
-/* Connects to the broker, with send and receive bounded by 1 s (for a unix
- * socket SO_SNDTIMEO bounds connect() too). An fd, or -errno. */
+/* A broker that does not answer in time is not asked again for this long:
+ * the application's calls must not stall on every new connection while it
+ * is slow or flooded (docs/security.md); its connections stay on TCP. */
+#define FL_BROKER_QUIET_S 10
+
+/*
+ * Owned by this file: until when (CLOCK_MONOTONIC seconds) the broker is
+ * not asked. Relaxed atomics: two threads that race at worst both ask once
+ * more, or both wait.
+ */
+static int64_t fl_broker_quiet_until;
+
+static int64_t fl_mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* Connects to the broker, with send and receive bounded by 250 ms (for a
+ * unix socket SO_SNDTIMEO bounds connect() too); the broker answers in well
+ * under a millisecond. An fd, or -errno. */
 static int fl_broker_connect(void)
 {
 	const char *path = fl_config()->broker;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct timeval tv = { 1, 0 };
+	struct timeval tv = { 0, 250000 };
 	int s, err;
 
 	if (!path[0])
@@ -53,11 +75,16 @@ static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *c;
 	ssize_t n;
-	int s = fl_broker_connect(), err = 0;
+	int s, err = 0;
 
 	*rfd = -1;
-	if (s < 0)
-		return s;
+	if (fl_mono_s() < __atomic_load_n(&fl_broker_quiet_until, __ATOMIC_RELAXED))
+		return -ETIMEDOUT;
+	s = fl_broker_connect();
+	if (s < 0) {
+		err = s == -EAGAIN ? -ETIMEDOUT : s;
+		goto quiet;
+	}
 	if (fd >= 0) {
 		memset(&cm, 0, sizeof(cm));
 		mh.msg_control = cm.buf;
@@ -69,7 +96,7 @@ static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
 	if (libc_sendmsg(s, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*req)) {
-		err = errno ? -errno : -EIO;
+		err = errno == EAGAIN ? -ETIMEDOUT : errno ? -errno : -EIO;
 		goto out;
 	}
 	memset(&cm, 0, sizeof(cm));
@@ -86,7 +113,7 @@ static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(rfd, CMSG_DATA(c), sizeof(int));
 	if (n != (ssize_t)sizeof(*rep) || rep->magic != FL_BROKER_MAGIC)
-		err = n < 0 ? -errno : -EPROTO;
+		err = n < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno) : -EPROTO;
 	else if (rep->err)
 		err = -rep->err;
 	if (err && *rfd >= 0) {
@@ -95,6 +122,10 @@ static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl
 	}
 out:
 	libc_close(s);
+quiet:
+	if (err == -ETIMEDOUT)
+		__atomic_store_n(&fl_broker_quiet_until, fl_mono_s() + FL_BROKER_QUIET_S,
+				 __ATOMIC_RELAXED);
 	return err;
 }
 

@@ -8,7 +8,8 @@
  * requests on one connection, and there is no fd for the application to
  * close under us. Enrollment is rare (deferred until a connection has moved
  * 4 KiB), so the round trip is paid once per connection at most. Every call
- * is bounded by a 1 s timeout, never touches errno, and fails to -errno.
+ * is bounded by 250 ms timeouts, never touches errno, and fails to -errno;
+ * after a timeout the broker is left alone for 10 s (-ETIMEDOUT at once).
  */
 #ifndef FL_BROKER_H
 #define FL_BROKER_H

@@ -12,7 +12,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <bpf/bpf.h>
 
 #include "../preload/broker_proto.h"
@@ -322,20 +321,17 @@ void fl_broker_serve(struct fl_broker *b, int conn)
 	struct iovec iov = { &q, sizeof(q) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
 			     .msg_controllen = sizeof(cm.buf) };
-	/* A caller that connects and says nothing holds the broker at most this
-	 * long (docs/security.md, residual risks). */
-	struct timeval tv = { 0, 200000 };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
 	int fds[FL_MAX_FDS], nfds = 0, send_fd = -1, r, i;
 	struct cmsghdr *c;
 	ssize_t n;
 
-	if (setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
 		return;
 	memset(&cm, 0, sizeof(cm));
-	n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC);
+	/* The loop saw it readable: a non-blocking read never waits. */
+	n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	for (c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;

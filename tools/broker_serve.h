@@ -25,8 +25,9 @@ struct fl_broker {
 int fl_broker_open(struct fl_broker *b, const struct fl_pin_dir *pd, char *err, size_t errlen);
 void fl_broker_close(struct fl_broker *b);
 
-/* Serves one accepted connection: one request, one reply. Bounded work,
- * no allocation driven by the caller beyond its uid's one domain. */
+/* Serves one accepted connection whose request has arrived (it never
+ * waits): one request, one reply. Bounded work, no allocation driven by
+ * the caller beyond its uid's one domain. */
 void fl_broker_serve(struct fl_broker *b, int conn);
 
 #endif

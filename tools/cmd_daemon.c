@@ -3,8 +3,9 @@
  * cmd_daemon.c - "fastlocal daemon": the privileged broker that enrolls
  * sockets for processes that cannot open the root-only pins.
  *
- * Foreground, single-threaded: one request per connection, answered in
- * turn (broker_serve.c). SIGTERM/SIGINT remove the socket and exit 0.
+ * Foreground, single-threaded: one request per connection, served as soon
+ * as it arrives (broker_loop.c, broker_serve.c). SIGTERM/SIGINT remove the
+ * socket and exit 0.
  * docs/security.md explains why a broker and not pin permissions.
  */
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "broker_loop.h"
 #include "broker_serve.h"
 #include "cli.h"
 #include "cli_opts.h"
@@ -39,7 +41,8 @@ static const char fl_daemon_help[] =
 	"Needs root, and 'fastlocal load' first. Shims find it through\n"
 	"FASTLOCAL_BROKER (same default).\n";
 
-/* Owned by this file: set by the SIGTERM/SIGINT handler, read by the loop. */
+/* Owned by this file: set by the SIGTERM/SIGINT handler, read by the loop
+ * (broker_loop.c). */
 static volatile sig_atomic_t fl_daemon_stop;
 
 static void fl_daemon_on_signal(int sig)
@@ -93,7 +96,7 @@ static int fl_listen(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot remove the stale %s: %s", path, strerror(errno));
 		return -1;
 	}
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) || chmod(path, 0666) ||
 	    listen(s, 128)) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
@@ -110,7 +113,7 @@ int cmd_daemon(int argc, char **argv)
 	struct fl_cli_opts o;
 	struct fl_broker b;
 	char err[512];
-	int ret, s, c;
+	int ret, s;
 
 	ret = fl_cli_parse(argc, argv, fl_daemon_help, FL_OPT_SOCKET, &o);
 	if (ret >= 0)
@@ -137,19 +140,7 @@ int cmd_daemon(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	printf("fastlocal daemon: serving %s for %s\n", o.socket, o.pd.path);
 	fflush(stdout);
-	while (!fl_daemon_stop) {
-		c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0) {
-			if (errno != EINTR && errno != ECONNABORTED && errno != EMFILE &&
-			    errno != ENFILE)
-				fl_err("daemon", "accept: %s", strerror(errno));
-			if (errno == EMFILE || errno == ENFILE)
-				usleep(100000); /* let requests finish and free fds */
-			continue;
-		}
-		fl_broker_serve(&b, c);
-		close(c);
-	}
+	fl_broker_loop(&b, s, &fl_daemon_stop);
 	unlink(o.socket);
 	close(s);
 	fl_broker_close(&b);

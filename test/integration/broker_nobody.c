@@ -596,6 +596,32 @@ static int fl_sockops_attached(const char *ids)
 	return ok;
 }
 
+/* Silent connections to the broker, held open by this process. */
+#define SILENT 100
+
+static int test_silent_callers_delay_nobody(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int silent[SILENT], i, n = 0, r;
+	double t0 = fl_t_now();
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", fl_sock);
+	for (i = 0; i < SILENT; i++) {
+		silent[n] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (silent[n] >= 0 && !connect(silent[n], (struct sockaddr *)&a, sizeof(a)))
+			n++;
+		else if (silent[n] >= 0)
+			close(silent[n]);
+	}
+	/* Served one after the other, they would hold the broker 200 ms each. */
+	r = test_nobody_pair_accelerated();
+	for (i = 0; i < n; i++)
+		close(silent[i]);
+	printf("  %d silent connections open; the pair took %.2f s\n", n, fl_t_now() - t0);
+	FL_T_CHECK(n == SILENT, "only %d silent connections", n);
+	return r;
+}
+
 static int test_nobody_has_no_privilege(void)
 {
 	char ids[128], path[512];
@@ -883,6 +909,8 @@ int main(int argc, char **argv)
 		FL_T_RUN("a nobody server and a nobody client (which sees no pins at all) are "
 			 "enrolled through the broker and redirect 4 MiB each way byte-exact",
 			 test_nobody_pair_accelerated);
+		FL_T_RUN("100 silent connections to the broker do not keep a nobody pair from being "
+			 "accelerated", test_silent_callers_delay_nobody);
 		FL_T_RUN("nobody cannot open a pin, get the program, sockhash or link by id, or detach "
 			 "sockops", test_nobody_has_no_privilege);
 		FL_T_RUN("the broker refuses nobody every request about a socket root created, "
