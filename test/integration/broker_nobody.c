@@ -30,6 +30,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -789,6 +790,8 @@ static int fl_start_daemon(void)
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
+		/* Never outlives the test, even one killed by its alarm. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		/* The broker is not a client: no shim in it. */
 		if (getenv("FL_TEST_ASAN_RT") && *getenv("FL_TEST_ASAN_RT"))
 			setenv("LD_PRELOAD", getenv("FL_TEST_ASAN_RT"), 1);
@@ -894,6 +897,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* A child that never answers must fail the test, not hang the suite. */
+	alarm(120);
 	if (argc == 2 && !strcmp(argv[1], "--drain")) {
 		if (fl_start_daemon() == 0)
 			FL_T_RUN("after unload and the broker's exit, nobody's unread MiB is still "
