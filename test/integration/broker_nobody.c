@@ -777,16 +777,19 @@ static int test_mixed_pair(void)
 	return 0;
 }
 
-static int fl_start_daemon(void)
+/* Starts "fastlocal daemon --socket sock [--pin-dir pins]" and waits until
+ * it says it listens. Its pid, or -1. */
+static pid_t fl_spawn_daemon(const char *sock, const char *pins)
 {
-	int out[2], i;
 	char line[512] = "";
+	int out[2];
 	ssize_t n;
+	pid_t pid;
 
 	if (pipe(out))
 		return -1;
-	fl_daemon = fork();
-	if (!fl_daemon) {
+	pid = fork();
+	if (!pid) {
 		dup2(out[1], 1);
 		close(out[0]);
 		close(out[1]);
@@ -797,21 +800,103 @@ static int fl_start_daemon(void)
 			setenv("LD_PRELOAD", getenv("FL_TEST_ASAN_RT"), 1);
 		else
 			unsetenv("LD_PRELOAD");
-		execl(fl_t_cli(), fl_t_cli(), "daemon", "--socket", fl_sock, (char *)NULL);
+		if (pins)
+			execl(fl_t_cli(), fl_t_cli(), "daemon", "--socket", sock, "--pin-dir", pins,
+			      (char *)NULL);
+		else
+			execl(fl_t_cli(), fl_t_cli(), "daemon", "--socket", sock, (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
-	/* It says so once it listens. */
-	for (i = 0; i < 1; i++) {
-		n = read(out[0], line, sizeof(line) - 1);
-		if (n > 0)
-			line[n] = 0;
-	}
+	n = read(out[0], line, sizeof(line) - 1); /* it says so once it listens */
+	if (n > 0)
+		line[n] = 0;
 	close(out[0]);
 	if (!strstr(line, "serving")) {
 		fprintf(stderr, "  fastlocal daemon did not start: %s\n", line);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
 		return -1;
 	}
+	return pid;
+}
+
+static int fl_start_daemon(void)
+{
+	fl_daemon = fl_spawn_daemon(fl_sock, NULL);
+	return fl_daemon > 0 ? 0 : -1;
+}
+
+/*
+ * In a load of its own (so that the suite's domains are not used up): a
+ * process that switches its effective uid asks HELLO as 128 different
+ * users. Each of the first FL_DOMAINS_MAX - 1 gets a domain of its own, a
+ * user asking again gets the same one, the next user gets ENOSPC.
+ */
+static int fl_hello_as(const char *sock, uid_t uid, struct fl_broker_rep *rep)
+{
+	int r, dfd = -1;
+
+	if (seteuid(uid))
+		return -1;
+	snprintf(fl_sock, sizeof(fl_sock), "%s", sock);
+	r = fl_ask(FL_BROKER_HELLO, -1, 0, rep, &dfd);
+	if (dfd >= 0)
+		close(dfd);
+	return seteuid(0) ? -1 : r;
+}
+
+static int test_domains_are_capped(void)
+{
+	char pins[256], sock[300];
+	struct fl_broker_rep rep;
+	int st = 0, r;
+	pid_t d, child;
+
+	snprintf(pins, sizeof(pins), "%s-domains", fl_t_pin_dir());
+	snprintf(sock, sizeof(sock), "%s/run/domains.sock", fl_dir);
+	FL_T_CHECK(fl_t_sh("'%s' load --pin-dir '%s' >/dev/null", fl_t_cli(), pins) == 0,
+		   "cannot load into %s", pins);
+	d = fl_spawn_daemon(sock, pins);
+	if (d < 0) {
+		fl_t_sh("'%s' unload --pin-dir '%s' >/dev/null", fl_t_cli(), pins);
+		FL_T_CHECK(0, "the second broker did not start");
+	}
+	/* seteuid in a child: this process keeps its own credentials. */
+	child = fork();
+	if (!child) {
+		uid_t u;
+
+		for (u = 0; u < FL_DOMAINS_MAX - 1; u++) {
+			r = fl_hello_as(sock, 200000 + u, &rep);
+			if (r || rep.domain != u + 1) {
+				fprintf(stderr, "  uid %u: hello %d, domain %u\n", 200000 + u, r,
+					rep.domain);
+				_exit(1);
+			}
+		}
+		r = fl_hello_as(sock, 200000 + 5, &rep);
+		if (r || rep.domain != 6)
+			_exit(2);
+		r = fl_hello_as(sock, 300000, &rep);
+		if (r != ENOSPC) {
+			fprintf(stderr, "  uid 300000: hello %d, not ENOSPC\n", r);
+			_exit(3);
+		}
+		_exit(0);
+	}
+	r = waitpid(child, &st, 0) == child && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (!r)
+		r = fl_t_sh("'%s' status --pin-dir '%s' --socket '%s' --json | "
+			    "jq -e '.slot_domains == %d and .broker.domains == %d' >/dev/null",
+			    fl_t_cli(), pins, sock, FL_DOMAINS_MAX, FL_DOMAINS_MAX) ? 4 : 0;
+	kill(d, SIGTERM);
+	waitpid(d, NULL, 0);
+	fl_t_sh("'%s' unload --pin-dir '%s' >/dev/null", fl_t_cli(), pins);
+	printf("  %d users got a domain each, the next one ENOSPC (step %d)\n", FL_DOMAINS_MAX - 1, r);
+	FL_T_CHECK(r == 0, "the domain cap did not hold (step %d)", r);
 	return 0;
 }
 
@@ -929,6 +1014,8 @@ int main(int argc, char **argv)
 			 test_root_keeps_flowing);
 		FL_T_RUN("a root server and a nobody client redirect both ways byte-exact",
 			 test_mixed_pair);
+		FL_T_RUN("127 users get a slot domain each from the broker, the 128th is refused "
+			 "(ENOSPC), status counts them", test_domains_are_capped);
 		FL_T_RUN("SIGTERM stops the daemon with status 0 and removes its socket",
 			 test_daemon_stops);
 	}
