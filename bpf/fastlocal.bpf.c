@@ -58,14 +58,35 @@ struct {
 	__type(value, struct fl_sk);
 } fl_sk SEC(".maps");
 
-/* Live per-socket counters, mmap-ed by every shim. */
-struct {
+/* Live per-socket counters of domain 0, mmap-ed by every privileged shim.
+ * BPF_F_INNER_MAP: the per-uid arrays the broker adds to fl_slot_domains
+ * have the same flags and may be smaller (fastlocal.h, FL_DOMAIN_SLOTS). */
+struct fl_slot_array {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
 	__uint(max_entries, FL_SLOTS_MAX);
 	__type(key, __u32);
 	__type(value, struct fl_slot);
 } fl_slots SEC(".maps");
+
+/* Every slot domain: [0] is fl_slots, [uid's domain] an array the broker
+ * created for that uid. How the programs find a slot from its reference. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FL_DOMAINS_MAX);
+	__type(key, __u32);
+	__array(values, struct fl_slot_array);
+} fl_slot_domains SEC(".maps") = {
+	.values = { [0] = &fl_slots },
+};
+
+/* Which uid owns each domain; only "fastlocal daemon" reads and writes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FL_DOMAINS_MAX);
+	__type(key, __u32);
+	__type(value, struct fl_domain);
+} fl_domain_uid SEC(".maps");
 
 /* key of an enrolled socket -> its slot; how a sender finds its peer's. */
 struct {
@@ -114,6 +135,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fl_meta);
 } fl_meta SEC(".maps");
+
+/* The slot a reference names, in whichever domain (NULL if none). */
+static __always_inline struct fl_slot *fl_slot_get(__u32 ref)
+{
+	__u32 dom = FL_SLOT_DOM(ref), idx = FL_SLOT_IDX(ref);
+	void *arr = bpf_map_lookup_elem(&fl_slot_domains, &dom);
+
+	return arr ? bpf_map_lookup_elem(arr, &idx) : NULL;
+}
 
 static __always_inline void fl_count(__u32 idx, __u64 v)
 {
@@ -463,7 +493,7 @@ static __always_inline void fl_release(struct bpf_sock_ops *skops)
 	ref = bpf_map_lookup_elem(&fl_slot_index, &st->key);
 	if (ref && ref->owner == st->cookie)
 		bpf_map_delete_elem(&fl_slot_index, &st->key);
-	slot = bpf_map_lookup_elem(&fl_slots, &st->slot);
+	slot = fl_slot_get(st->slot);
 	if (slot && slot->owner == st->cookie)
 		__sync_val_compare_and_swap(&slot->owner, st->cookie, 0);
 	st->flags &= ~FL_SK_ENROLLED;
@@ -526,7 +556,9 @@ int fl_sockops(struct bpf_sock_ops *skops)
 /* ------------------------------------------------------------- verdict */
 
 /* The peer's slot: cached in ours after the first lookup, re-checked by its
- * owner tag every time (a slot is reused once its socket dies). */
+ * owner tag every time (a slot is reused once its socket dies).
+ * IMPORTANT: the verdict only ever READS the peer's slot, which may belong to
+ * another user's domain; it writes only its own socket's (docs/security.md). */
 static __always_inline struct fl_slot *fl_peer_slot(struct fl_slot *me, struct fl_sk *st)
 {
 	struct fl_slot_ref *ref;
@@ -535,7 +567,7 @@ static __always_inline struct fl_slot *fl_peer_slot(struct fl_slot *me, struct f
 
 	if (me->peer_slot) {
 		idx = me->peer_slot - 1;
-		p = bpf_map_lookup_elem(&fl_slots, &idx);
+		p = fl_slot_get(idx);
 		if (p && p->owner == me->peer_owner && me->peer_owner)
 			return p;
 	}
@@ -543,7 +575,7 @@ static __always_inline struct fl_slot *fl_peer_slot(struct fl_slot *me, struct f
 	if (!ref)
 		return NULL;
 	idx = ref->slot;
-	p = bpf_map_lookup_elem(&fl_slots, &idx);
+	p = fl_slot_get(idx);
 	if (!p || !ref->owner || p->owner != ref->owner)
 		return NULL;
 	me->peer_slot = idx + 1;
@@ -580,7 +612,7 @@ int fl_verdict(struct sk_msg_md *msg)
 	st = bpf_sk_storage_get(&fl_sk, sk, 0, 0);
 	if (!st || !(st->flags & FL_SK_ENROLLED))
 		return fl_pass(NULL, FL_STAT_PASS_NOT_ENROLLED_BYTES, len);
-	me = bpf_map_lookup_elem(&fl_slots, &st->slot);
+	me = fl_slot_get(st->slot);
 	tp = bpf_skc_to_tcp_sock(sk);
 	if (!me || !tp)
 		return fl_pass(NULL, FL_STAT_PASS_NOT_ENROLLED_BYTES, len);

@@ -33,6 +33,8 @@
 #define FL_PIN_MAP_USTATS   "map_ustats"
 #define FL_PIN_MAP_META     "map_meta"
 #define FL_PIN_MAP_ESTABLISHED "map_established"
+#define FL_PIN_MAP_DOMAINS  "map_slot_domains"
+#define FL_PIN_MAP_DOM_UID  "map_domain_uid"
 
 #define FL_SOCKHASH_MAX 65536
 #define FL_SLOTS_MAX    65536
@@ -52,6 +54,26 @@
 #define FL_TCPOPT_EXP     254
 #define FL_TCPOPT_EXID    0xF10Cu
 #define FL_TCPOPT_NONCE_LEN 12
+
+/*
+ * Slot domains (docs/security.md). Slots live in mmap-able arrays, one per
+ * user: domain 0 is fl_slots, written by privileged shims (root, pinned
+ * 0600); "fastlocal daemon" creates one array per other uid on its first
+ * request and hands only that array to that uid's processes, so a user can
+ * write only its own slots. The verdict and sockops reach every domain
+ * through the outer map fl_slot_domains. A slot is named by a 32-bit
+ * reference: the domain above FL_SLOT_IDX_BITS, the index in it below.
+ *
+ * FL_DOMAIN_SLOTS: the size of a user's domain, smaller than domain 0 to
+ * bound what one uid makes the broker allocate (8192 x 64 B = 512 KiB);
+ * FL_DOMAINS_MAX bounds the uids (127 x 512 KiB = 64 MiB at most).
+ */
+#define FL_SLOT_IDX_BITS 16
+#define FL_DOMAINS_MAX   128
+#define FL_DOMAIN_SLOTS  8192
+#define FL_SLOT_REF(dom, idx) (((__u32)(dom) << FL_SLOT_IDX_BITS) | (__u32)(idx))
+#define FL_SLOT_DOM(ref)      ((__u32)(ref) >> FL_SLOT_IDX_BITS)
+#define FL_SLOT_IDX(ref)      ((__u32)(ref) & ((1u << FL_SLOT_IDX_BITS) - 1))
 
 /*
  * struct fl_key - names one end of one TCP connection.
@@ -90,7 +112,7 @@ struct fl_sk {
 	__u32 snd_isn;
 	__u32 rcv_isn;
 	__u32 flags;       /* FL_SK_* */
-	__u32 slot;        /* index in fl_slots, valid with FL_SK_ENROLLED */
+	__u32 slot;        /* slot reference (FL_SLOT_REF), valid with FL_SK_ENROLLED */
 	__u64 cookie;      /* socket cookie, the owner tag of the slot */
 	/* sockops: this connection's nonce (0: none), made at connect() by the
 	 * active end, read from the SYN by the passive end */
@@ -127,8 +149,8 @@ struct fl_slot {
 	__u64 tcp_sent;
 	__u64 redirected;
 	__u32 last_write_seq;
-	/* verdict: FL_DIR_* of owner -> peer, and the peer's slot + 1 (0: not
-	 * found yet) with the owner tag it had when found */
+	/* verdict: FL_DIR_* of owner -> peer, and the peer's slot reference
+	 * + 1 (0: not found yet) with the owner tag it had when found */
 	__u16 dir;
 	__u16 dir_reason;
 	__u32 peer_slot;
@@ -159,7 +181,7 @@ enum fl_dir {
 /* Value of fl_slot_index: where the socket with that key keeps its slot,
  * and who enrolled it (for "fastlocal conns"; the programs ignore those). */
 struct fl_slot_ref {
-	__u32 slot;
+	__u32 slot;         /* slot reference (FL_SLOT_REF) */
 	__u32 pid;          /* the process that enrolled it */
 	__u64 owner;        /* the socket cookie, to detect a slot reused since */
 	__u64 enrolled_ns;  /* CLOCK_REALTIME at enrollment */
@@ -199,6 +221,7 @@ enum fl_stat {
 	FL_STAT_NONCE_MISSING = 19,          /* passive ends of non-loopback connections whose
 					      * SYN had none (syncookies, stripped, listener
 					      * older than the load) */
+	/* 20-23: reserved for the broker's counters */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64
@@ -238,7 +261,8 @@ enum fl_ustat {
 	FL_USTAT_BATCH_WRITES = 22,      /* application writes those bytes came from */
 	FL_USTAT_UNENROLLED = 23,        /* sockets that left the fast path (SO_RCVLOWAT, ...) */
 	FL_USTAT_FB_EXCLUDED = 24,       /* kept on TCP by a port/address rule (configuration) */
-	/* 25 belongs to other work in progress: never reuse it here */
+	FL_USTAT_BROKER_ENROLLED = 25,   /* of FL_USTAT_ENROLLED: by "fastlocal daemon" for an
+					  * unprivileged process */
 	FL_USTAT_FB_NO_NONCE = 26,       /* a non-loopback connection without a SYN nonce */
 	FL_USTAT__NR,
 };
@@ -246,6 +270,14 @@ enum fl_ustat {
 
 struct fl_ustats {
 	__u64 c[FL_USTAT_SLOTS];
+};
+
+/* Value of fl_domain_uid, written by "fastlocal daemon" only: which uid a
+ * slot domain belongs to, so that a restarted daemon finds the domains it
+ * created before. The programs never touch it. */
+struct fl_domain {
+	__u32 uid;
+	__u32 used; /* 1 once the domain's array is in fl_slot_domains */
 };
 
 /*

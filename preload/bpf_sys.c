@@ -56,3 +56,12 @@ int fl_bpf_map_delete(int map_fd, const void *key)
 	a.key = (__u64)(unsigned long)key;
 	return (int)fl_bpf(BPF_MAP_DELETE_ELEM, &a);
 }
+
+int fl_bpf_map_get_fd_by_id(__u32 id)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_id = id;
+	return (int)fl_bpf(BPF_MAP_GET_FD_BY_ID, &a);
+}

@@ -15,5 +15,7 @@ int fl_bpf_obj_get(const char *path);
 int fl_bpf_map_update(int map_fd, const void *key, const void *value, __u64 flags);
 int fl_bpf_map_lookup(int map_fd, const void *key, void *value);
 int fl_bpf_map_delete(int map_fd, const void *key);
+/* Needs CAP_SYS_ADMIN: only a root shim and the broker use it. */
+int fl_bpf_map_get_fd_by_id(__u32 id);
 
 #endif

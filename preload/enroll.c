@@ -12,15 +12,15 @@
 #include <sys/prctl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <linux/bpf.h>
 
 #include "bpf_sys.h"
+#include "broker.h"
 #include "compat.h"
 #include "config.h"
+#include "enroll_maps.h"
 #include "exclude.h"
 #include "fault.h"
 #include "fdtable.h"
-#include "key.h"
 #include "libc.h"
 #include "local_addr.h"
 #include "log.h"
@@ -64,21 +64,6 @@ static uint32_t fl_default_budget(void)
 	return v;
 }
 
-int fl_is_tcp_socket(int fd)
-{
-	int type = 0, proto = 0, dom = 0;
-	socklen_t l = sizeof(int);
-
-	/* The type first: a UDP or non-socket fd costs one system call. */
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
-		return 0;
-	l = sizeof(int);
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) || (dom != AF_INET && dom != AF_INET6))
-		return 0;
-	l = sizeof(int);
-	return !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) && proto == IPPROTO_TCP;
-}
-
 /* One fallback: counted (shared counter when the maps are open), logged. */
 static int fl_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 {
@@ -114,15 +99,21 @@ static enum fl_ustat fl_insert_counter(int err)
 static void fl_mark_off(int fd)
 {
 	const struct fl_maps *m = fl_maps();
-	struct fl_sk st;
 
 	if (!m || !fl_is_tcp_socket(fd))
 		return;
-	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ISN) ||
-	    (st.flags & (FL_SK_ENROLLED | FL_SK_OFF)))
-		return;
-	st.flags |= FL_SK_OFF;
-	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
+	if (m->brokered)
+		fl_broker_call(FL_BROKER_MARK_OFF, fd, 0, NULL);
+	else
+		fl_em_mark_off(fl_own_fd_get(&m->sk), fd);
+}
+
+/* The map fds enroll_maps.c writes, as they are now (own_fds may move them). */
+static void fl_enroll_em_maps(const struct fl_maps *m, struct fl_em_maps *em)
+{
+	em->sk = fl_own_fd_get(&m->sk);
+	em->slot_index = fl_own_fd_get(&m->slot_index);
+	em->sockhash = fl_own_fd_get(&m->sockhash);
 }
 
 /* Who enrolls: for "fastlocal conns" (fl_slot_ref). */
@@ -136,6 +127,19 @@ static void fl_ref_fill_owner(struct fl_slot_ref *ref)
 	if (prctl(PR_GET_NAME, ref->comm, 0, 0, 0))
 		ref->comm[0] = 0;
 	ref->comm[sizeof(ref->comm) - 1] = 0;
+}
+
+/* The budget: the application's SO_RCVBUF if it chose one, else what TCP's
+ * autotuning could grow to. */
+static uint32_t fl_budget(int fd, struct fl_fd *e)
+{
+	socklen_t olen = sizeof(int);
+	int rcvbuf = 0;
+
+	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+		return (uint32_t)rcvbuf;
+	return fl_default_budget();
 }
 
 /* Records fd as enrolled in slot/gen in the fd table, with a send buffer. */
@@ -165,6 +169,21 @@ static int fl_adopt(int fd, const struct fl_sk *st)
 	return fl_enroll_record(fd, st->slot, gen, st->cookie);
 }
 
+/* Not root: the broker reads the socket's record (only for its owner). */
+static int fl_adopt_brokered(int fd)
+{
+	struct fl_broker_rep rep;
+	struct fl_sk st;
+	int err = fl_broker_call(FL_BROKER_ADOPT, fd, 0, &rep);
+
+	if (err)
+		return err == -EPERM || err == -ENOENT ? err : -ENODATA;
+	memset(&st, 0, sizeof(st));
+	st.slot = rep.slot;
+	st.cookie = rep.cookie;
+	return fl_adopt(fd, &st);
+}
+
 int fl_enroll_adopt(int fd)
 {
 	const struct fl_maps *m = fl_maps();
@@ -172,7 +191,9 @@ int fl_enroll_adopt(int fd)
 
 	if (!m)
 		return -ENOENT;
-	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ENROLLED))
+	if (m->brokered)
+		return fl_adopt_brokered(fd);
+	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
 		return -ENODATA;
 	return fl_adopt(fd, &st);
 }
@@ -237,6 +258,53 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	return fl_fd_state(e) == FL_FD_ENROLLED;
 }
 
+/*
+ * Not root: claims a slot in our own domain, then asks the broker, which
+ * checks that the socket is ours and the slot is ours and holds its cookie,
+ * reads the ISN record, builds the key and writes the maps exactly as
+ * fl_enroll_read does (enroll_maps.c). The slot's write_seq baseline comes
+ * from the ISN, which only the broker can read: it sets it.
+ */
+static int fl_enroll_brokered(int fd, struct fl_fd *e, uint64_t already_read)
+{
+	uint64_t cookie = 0, gen = 0;
+	socklen_t olen = sizeof(cookie);
+	uint32_t budget = fl_budget(fd, e);
+	char why[96];
+	int slot, err;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
+		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
+	slot = fl_slot_alloc(cookie, budget, 0, already_read, &gen);
+	if (slot < 0)
+		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
+	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
+	if (err == -EALREADY) {
+		/* Enrolled before (inherited): use the slot it has. */
+		fl_slot_free((uint32_t)slot, cookie);
+		return fl_adopt_brokered(fd);
+	}
+	if (err) {
+		fl_slot_free((uint32_t)slot, cookie);
+		if (err == -ENODATA)
+			return fl_fallback(fd, err, FL_USTAT_FB_NO_ISN,
+					   "no ISN record or no SYN nonce (established before "
+					   "fastlocal was loaded, or a SYN without the option)");
+		if (err == -EREMOTE)
+			return fl_fallback(fd, err, FL_USTAT_FB_NOT_LOCAL,
+					   "the peer is not on this host (the broker found no "
+					   "established end with the mirror key)");
+		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
+		return fl_fallback(fd, err, fl_insert_counter(err), why);
+	}
+	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
+	if (err)
+		return err;
+	fl_ustat_add(FL_USTAT_ENROLLED, 1);
+	fl_debug("fd %d: enrolled by the broker (slot %#x, budget %u)", fd, (unsigned)slot, budget);
+	return 0;
+}
+
 int fl_enroll_read(int fd, uint64_t already_read)
 {
 	struct sockaddr_storage local, remote;
@@ -244,10 +312,11 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	const struct fl_maps *m;
 	struct fl_fd *e = fl_fd_peek(fd);
 	struct fl_slot_ref ref = { 0 };
+	struct fl_em_maps em;
 	struct fl_sk st;
-	uint64_t netns = 0, cookie = 0, gen = 0, value = (uint64_t)fd;
+	uint64_t netns = 0, cookie = 0, gen = 0;
 	uint32_t budget;
-	int lowat = 1, rcvbuf = 0, slot, err, map_fd;
+	int lowat = 1, slot, err;
 	bool addr_local;
 
 	if (!fl_config()->enabled) {
@@ -287,9 +356,11 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	if (!m)
 		return fl_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
 
+	if (m->brokered)
+		return fl_enroll_brokered(fd, e, already_read);
+
 	/* The ISNs sockops recorded when the connection was established. */
-	err = fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st);
-	if (err || !(st.flags & FL_SK_ISN))
+	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st))
 		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
 				   "no ISN record (established before fastlocal was loaded)");
 	if (st.flags & FL_SK_ENROLLED)
@@ -298,60 +369,34 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	olen = sizeof(cookie);
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
 		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
-	if (fl_key_build(&st.key, 0, &local, &remote))
-		return -ENOTSUP;
-	err = fl_key_set_scope(&st.key, netns, st.nonce);
+	err = fl_em_build_keys(&st, netns, &local, &remote);
 	if (err == -ENODATA)
 		return fl_fallback(fd, err, FL_USTAT_FB_NO_NONCE,
 				   "no SYN nonce (SYN without room or option, syncookies, or a "
 				   "listener older than the load)");
-	if (err)
+	if (err == -ENOPROTOOPT)
 		return fl_fallback(fd, err, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
-	st.key.snd_isn = st.snd_isn;
-	st.key.rcv_isn = st.rcv_isn;
+	if (err)
+		return -ENOTSUP;
 	if (!addr_local && !fl_peer_on_this_host(fl_own_fd_get(&m->established), &st.key))
 		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
-	fl_key_mirror(&st.peer, &st.key);
 
-	/* The budget: the application's SO_RCVBUF if it chose one, else what
-	 * TCP's autotuning could grow to. */
-	budget = fl_default_budget();
-	olen = sizeof(rcvbuf);
-	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
-		budget = (uint32_t)rcvbuf;
+	budget = fl_budget(fd, e);
 
 	slot = fl_slot_alloc(cookie, budget, st.snd_isn, already_read, &gen);
 	if (slot < 0)
 		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
 	st.slot = (uint32_t)slot;
 	st.cookie = cookie;
-	st.flags = (st.flags | FL_SK_ENROLLED) & ~FL_SK_OFF;
 	ref.slot = (uint32_t)slot;
 	ref.owner = cookie;
 	fl_ref_fill_owner(&ref);
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
-
-	/* Identity first, then the index the peer finds us by, then the
-	 * sockhash: nothing redirects to us before our counters exist. */
-	err = fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
-	if (!err)
-		err = fl_bpf_map_update(fl_own_fd_get(&m->slot_index), &st.key, &ref, BPF_ANY);
-	map_fd = fl_own_fd_get(&m->sockhash);
-	/* BPF_NOEXIST: replacing a live entry would detach its socket and drop
-	 * what is queued in it (trap 2). */
-	if (!err)
-		err = fl_fault_insert(); /* tests only (fault.h) */
-	if (!err)
-		err = fl_bpf_map_update(map_fd, &st.key, &value, BPF_NOEXIST);
+	fl_enroll_em_maps(m, &em);
+	err = fl_em_insert(&em, fd, &st, &ref, fl_fault_insert() /* tests only (fault.h) */);
 	if (err) {
 		char why[96];
 
-		/* Not in the sockhash, so nothing was redirected to or from it:
-		 * undo our own records (the socket keeps no live entry). */
-		st.flags &= ~FL_SK_ENROLLED;
-		fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
-		fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
 		fl_slot_free((uint32_t)slot, cookie);
 		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_insert_counter(err), why);
@@ -365,20 +410,67 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	return 0;
 }
 
+/* Anything we buffered goes first (by redirect or TCP: both keep order;
+ * SEND_TCP is set already, so it goes over TCP). */
+static void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
+{
+	int other;
+
+	for (other = fl_fd_next_enrolled(0); other >= 0; other = fl_fd_next_enrolled(other + 1)) {
+		struct fl_fd *oe = fl_fd_peek(other);
+
+		if (oe->slot == slot && oe->gen == e->gen)
+			fl_fd_forget_socket(other);
+	}
+}
+
+/*
+ * Not root: the peer's slot may be in another user's domain, out of our
+ * reach, so the broker checks that everything the peer sent has been read
+ * (and FIONREAD) and removes the entry, in one request. Our buffered bytes
+ * follow over TCP (SEND_TCP is set): order-safe either way.
+ */
+static int fl_unenroll_brokered(int fd, const struct fl_fd *e, const struct fl_sk *st,
+				const char *why)
+{
+	int err = fl_broker_call(FL_BROKER_UNENROLL, fd, 0, NULL);
+
+	if (err == -EBUSY) {
+		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
+		return -EBUSY;
+	}
+	if (err)
+		return err;
+	fl_unenroll_forget(e, st->slot);
+	fl_slot_free(st->slot, st->cookie);
+	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
+	fl_debug("fd %d: %s; left the fast path (broker), plain TCP from now on", fd, why);
+	return 0;
+}
+
 int fl_unenroll(int fd, const char *why)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 	struct fl_slot_ref ref;
-	struct fl_slot *me, *peer = NULL;
+	const struct fl_slot *peer = NULL;
+	struct fl_slot *me;
 	struct fl_fd *e = fl_fd_peek(fd);
 	uint64_t sent = 0, consumed;
-	int redirected = 0, other, err;
+	int redirected = 0, err;
+	struct fl_em_maps em;
 	struct fl_sk st;
 
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
-	if (fl_bpf_map_lookup(fl_own_fd_get(&m->sk), &fd, &st) || !(st.flags & FL_SK_ENROLLED))
+	if (m->brokered) {
+		/* Our record is the broker's to read: our own fd table has it. */
+		memset(&st, 0, sizeof(st));
+		st.slot = e->slot;
+		me = fl_slot_at(st.slot);
+		st.cookie = me ? __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) : 0;
+	} else if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED)) {
 		return -ENOENT;
+	}
 	me = fl_slot_at(st.slot);
 	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
 		return -ENOENT;
@@ -386,8 +478,11 @@ int fl_unenroll(int fd, const char *why)
 	 * us. The locked or orders this store before the loads below; the
 	 * verdict counts its bytes with a locked add before it looks at BLIND. */
 	__atomic_fetch_or(&me->flags, FL_SLOT_BLIND | FL_SLOT_SEND_TCP, __ATOMIC_SEQ_CST);
+	if (m->brokered)
+		return fl_unenroll_brokered(fd, e, &st, why);
 	if (!fl_bpf_map_lookup(fl_own_fd_get(&m->slot_index), &st.peer, &ref)) {
-		peer = fl_slot_at(ref.slot);
+		/* The peer may be another user's (another domain): read-only. */
+		peer = fl_slot_any(ref.slot);
 		if (peer && __atomic_load_n(&peer->owner, __ATOMIC_ACQUIRE) != ref.owner)
 			peer = NULL;
 	}
@@ -402,19 +497,11 @@ int fl_unenroll(int fd, const char *why)
 		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
 		return -EBUSY;
 	}
-	/* Anything we buffered goes first (by redirect or TCP: both keep order). */
-	for (other = fl_fd_next_enrolled(0); other >= 0; other = fl_fd_next_enrolled(other + 1)) {
-		struct fl_fd *oe = fl_fd_peek(other);
-
-		if (oe->slot == st.slot && oe->gen == e->gen)
-			fl_fd_forget_socket(other);
-	}
-	err = fl_bpf_map_delete(fl_own_fd_get(&m->sockhash), &st.key);
-	if (err && err != -ENOENT)
+	fl_unenroll_forget(e, st.slot);
+	fl_enroll_em_maps(m, &em);
+	err = fl_em_remove(&em, fd, &st);
+	if (err)
 		return err;
-	st.flags &= ~FL_SK_ENROLLED;
-	fl_bpf_map_update(fl_own_fd_get(&m->sk), &fd, &st, BPF_EXIST);
-	fl_bpf_map_delete(fl_own_fd_get(&m->slot_index), &st.key);
 	fl_slot_free(st.slot, st.cookie);
 	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
 	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);

@@ -56,7 +56,7 @@ int fl_enroll_adopt(int fd);
  */
 int fl_unenroll(int fd, const char *why);
 
-/* True for an AF_INET/AF_INET6 SOCK_STREAM TCP socket (MPTCP excluded). */
-int fl_is_tcp_socket(int fd);
+/* fl_is_tcp_socket() is in enroll_maps.h (the broker checks with it too). */
+#include "enroll_maps.h"
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "bpf_sys.h"
+#include "broker.h"
 #include "config.h"
 #include "libc.h"
 #include "log.h"
@@ -41,8 +42,9 @@ static void fl_maps_warn_missing(const char *dir)
 				 "(run 'sudo fastlocal load'); connections stay on plain TCP", dir);
 	else
 		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: the pins in %s cannot "
-				 "be opened by uid %d (load incomplete, or permissions); connections "
-				 "stay on plain TCP", dir, (int)getuid());
+				 "be opened by uid %d and the broker %s does not answer (run 'sudo "
+				 "fastlocal daemon'); connections stay on plain TCP", dir,
+				 (int)getuid(), fl_config()->broker[0] ? fl_config()->broker : "(none)");
 }
 
 static void *fl_map_mmap(const char *dir, const char *name, size_t len)
@@ -70,6 +72,38 @@ static void fl_map_get(const char *dir, const char *name, int *fdp)
 	fl_own_fd_take(fdp);
 }
 
+/*
+ * The pins are root's (0600) and this process is not, or they are not
+ * visible here at all: "fastlocal daemon" enrolls for it, and gives it its own user's slot array to mmap
+ * (docs/security.md). The shared counters are not writable by a non-root
+ * process, so its counters go to a private page (the broker counts its
+ * enrollments in the shared ones). True when the broker answered.
+ */
+static bool fl_maps_open_brokered(struct fl_maps *m)
+{
+	void *page;
+	int err = fl_broker_hello(&m->slots, &m->nslots, &m->domain);
+
+	if (err) {
+		fl_debug("the pins are not readable by uid %d and the broker %s did not answer: %s",
+			 (int)getuid(), fl_config()->broker[0] ? fl_config()->broker : "(none)",
+			 strerror(-err));
+		return false;
+	}
+	page = mmap(NULL, sizeof(struct fl_ustats), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		munmap(m->slots, (size_t)m->nslots * sizeof(struct fl_slot));
+		m->slots = NULL;
+		return false;
+	}
+	m->ustats = page;
+	m->brokered = true;
+	fl_debug("not root: enrolling through the broker %s (slot domain %u, %u slots)",
+		 fl_config()->broker, m->domain, m->nslots);
+	return true;
+}
+
 static void fl_maps_open_locked(void)
 {
 	const char *dir = fl_config()->pin_dir;
@@ -77,11 +111,21 @@ static void fl_maps_open_locked(void)
 
 	/* The fd fields are registered with own_fds in place: they may move. */
 	fl_map_get(dir, FL_PIN_MAP_SOCKHASH, &m->sockhash);
+	/* Not root (EACCES, EPERM), or no pins here at all (ENOENT: a container
+	 * without the host's bpffs): the broker, if one answers. */
+	if ((m->sockhash == -EACCES || m->sockhash == -EPERM || m->sockhash == -ENOENT) &&
+	    fl_maps_open_brokered(m)) {
+		fl_own_fd_drop(&m->sockhash);
+		__atomic_store_n(&fl_maps_ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	fl_map_get(dir, FL_PIN_MAP_SK, &m->sk);
 	fl_map_get(dir, FL_PIN_MAP_SLOT_IDX, &m->slot_index);
 	/* Optional: without it only peers in this namespace are enrolled. */
 	fl_map_get(dir, FL_PIN_MAP_ESTABLISHED, &m->established);
 	m->slots = fl_map_mmap(dir, FL_PIN_MAP_SLOTS, sizeof(struct fl_slot) * FL_SLOTS_MAX);
+	m->nslots = FL_SLOTS_MAX;
+	m->domain = 0;
 	m->ustats = fl_map_mmap(dir, FL_PIN_MAP_USTATS, sizeof(struct fl_ustats));
 	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
 		fl_debug("fastlocal is not loaded in %s (or the pins are not readable): "
@@ -119,6 +163,60 @@ const struct fl_maps *fl_maps(void)
 		fl_maps_open_locked();
 	pthread_mutex_unlock(&fl_maps_lock);
 	return fl_maps_if_open();
+}
+
+/*
+ * Owned by this file: other domains' slot arrays, mapped read-only on first
+ * need by a root shim, published with a CAS and never unmapped (so a
+ * pointer stays valid). Only the rare unenroll path reads them.
+ */
+static const struct fl_slot *fl_other_domains[FL_DOMAINS_MAX];
+
+static const struct fl_slot *fl_domain_map(uint32_t dom)
+{
+	const struct fl_slot *p = __atomic_load_n(&fl_other_domains[dom], __ATOMIC_ACQUIRE);
+	const struct fl_slot *expect = NULL;
+	char path[320];
+	uint32_t id;
+	void *q;
+	int outer, fd;
+
+	if (p)
+		return p;
+	snprintf(path, sizeof(path), "%s/%s", fl_config()->pin_dir, FL_PIN_MAP_DOMAINS);
+	outer = fl_bpf_obj_get(path);
+	if (outer < 0)
+		return NULL;
+	fd = fl_bpf_map_lookup(outer, &dom, &id) ? -1 : fl_bpf_map_get_fd_by_id(id);
+	libc_close(outer);
+	if (fd < 0)
+		return NULL;
+	q = mmap(NULL, (size_t)FL_DOMAIN_SLOTS * sizeof(struct fl_slot), PROT_READ, MAP_SHARED, fd, 0);
+	libc_close(fd);
+	if (q == MAP_FAILED)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&fl_other_domains[dom], &expect, q, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(q, (size_t)FL_DOMAIN_SLOTS * sizeof(struct fl_slot));
+		return expect;
+	}
+	return q;
+}
+
+const struct fl_slot *fl_slot_any(uint32_t ref)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+	uint32_t dom = FL_SLOT_DOM(ref), idx = FL_SLOT_IDX(ref);
+	const struct fl_slot *arr;
+
+	if (!m)
+		return NULL;
+	if (dom == m->domain)
+		return idx < m->nslots ? &m->slots[idx] : NULL;
+	if (m->brokered || dom >= FL_DOMAINS_MAX || idx >= FL_DOMAIN_SLOTS)
+		return NULL;
+	arr = fl_domain_map(dom);
+	return arr ? &arr[idx] : NULL;
 }
 
 void fl_ustat_add(enum fl_ustat idx, uint64_t v)

@@ -17,12 +17,16 @@
 
 /* The fd fields may be moved by own_fds: read them with fl_own_fd_get(). */
 struct fl_maps {
-	int sockhash;             /* fl_sockhash */
-	int sk;                   /* fl_sk (SK_STORAGE) */
-	int slot_index;           /* fl_slot_index */
-	int established;          /* fl_established; -1 if absent (same_host.h) */
-	struct fl_slot *slots;    /* fl_slots, mmap-ed shared, FL_SLOTS_MAX entries */
-	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared */
+	int sockhash;             /* fl_sockhash; -1 when brokered */
+	int sk;                   /* fl_sk (SK_STORAGE); -1 when brokered */
+	int slot_index;           /* fl_slot_index; -1 when brokered */
+	int established;          /* fl_established; -1 if absent or brokered (same_host.h) */
+	struct fl_slot *slots;    /* this process's slot domain, mmap-ed shared, nslots entries */
+	uint32_t nslots;          /* FL_SLOTS_MAX (domain 0) or FL_DOMAIN_SLOTS */
+	uint32_t domain;          /* 0: the pins were opened; else the broker's domain for our uid */
+	bool brokered;            /* the pins cannot be opened: "fastlocal daemon" enrolls (broker.h) */
+	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared; brokered: a private page, the
+				   * shared counters being root's (docs/security.md) */
 };
 
 /* The maps, opening them on first use. NULL when nothing is loaded (retried
@@ -31,6 +35,11 @@ const struct fl_maps *fl_maps(void);
 
 /* The maps if they are open already, without trying to open them. */
 const struct fl_maps *fl_maps_if_open(void);
+
+/* Any domain's slot, read-only, for a root shim (maps the domain on first
+ * use: system calls, so never on the send/recv path); a brokered process
+ * gets only its own domain's. NULL if out of reach. */
+const struct fl_slot *fl_slot_any(uint32_t ref);
 
 /* Adds to a shim counter (no-op when the maps are not open). */
 void fl_ustat_add(enum fl_ustat idx, uint64_t v);

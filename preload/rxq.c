@@ -33,8 +33,9 @@ struct fl_rxq *fl_rxq_get(uint32_t slot, uint64_t gen, bool create)
 {
 	struct fl_rxq *q, *expect = NULL;
 
-	if (slot >= FL_SLOTS_MAX)
-		return NULL;
+	/* By index in the slot's domain: a process only ever has slots of
+	 * its own one domain (slot.h), so the index alone is unique. */
+	slot = FL_SLOT_IDX(slot);
 	q = __atomic_load_n(&fl_rxqs[slot], __ATOMIC_ACQUIRE);
 	if (!q && create) {
 		q = calloc(1, sizeof(*q));

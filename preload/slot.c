@@ -13,11 +13,14 @@ static uint32_t fl_slot_hint;
 
 #define FL_GEN(word) ((word) >> FL_CONSUMED_BITS)
 
-struct fl_slot *fl_slot_at(uint32_t idx)
+struct fl_slot *fl_slot_at(uint32_t ref)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 
-	return m && idx < FL_SLOTS_MAX ? &m->slots[idx] : NULL;
+	/* Only this process's own domain is mapped: another user's slot (a
+	 * peer in another domain) is out of reach, by design. */
+	return m && FL_SLOT_DOM(ref) == m->domain && FL_SLOT_IDX(ref) < m->nslots ?
+	       &m->slots[FL_SLOT_IDX(ref)] : NULL;
 }
 
 int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t consumed,
@@ -29,11 +32,11 @@ int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t c
 	if (!m)
 		return -1;
 	start = __atomic_fetch_add(&fl_slot_hint, 1, __ATOMIC_RELAXED) * 2654435761u + (uint32_t)getpid();
-	for (i = 0; i < FL_SLOTS_MAX; i++) {
+	for (i = 0; i < m->nslots; i++) {
 		struct fl_slot *s;
 		uint64_t zero = 0, word;
 
-		idx = (start + i) % FL_SLOTS_MAX;
+		idx = (start + i) % m->nslots;
 		s = &m->slots[idx];
 		if (__atomic_load_n(&s->owner, __ATOMIC_RELAXED) != 0 ||
 		    !__atomic_compare_exchange_n(&s->owner, &zero, cookie, false, __ATOMIC_ACQ_REL,
@@ -60,7 +63,7 @@ int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t c
 		s->tcp_pending = 0;
 		s->peer_owner = 0;
 		__atomic_thread_fence(__ATOMIC_RELEASE);
-		return (int)idx;
+		return (int)FL_SLOT_REF(m->domain, idx);
 	}
 	return -1;
 }

@@ -14,18 +14,19 @@
 
 #include "fastlocal.h"
 
-/* Claims a free slot for the socket with this cookie and initialises it;
- * consumed: what the application has read from it already (over TCP,
- * before it enrolled). Returns the slot index and its generation in *gen,
- * or -1 if all are taken. */
+/* Claims a free slot of this process's domain for the socket with this
+ * cookie and initialises it; consumed: what the application has read from
+ * it already (over TCP, before it enrolled). Returns the slot reference
+ * (FL_SLOT_REF) and its generation in *gen, or -1 if all are taken. */
 int fl_slot_alloc(uint64_t cookie, uint32_t budget, uint32_t snd_isn, uint64_t consumed,
 		  uint64_t *gen);
 
 /* Gives a slot back (only when enrollment failed after fl_slot_alloc). */
 void fl_slot_free(uint32_t slot, uint64_t cookie);
 
-/* The slot, or NULL if the maps are not open or idx is out of range. */
-struct fl_slot *fl_slot_at(uint32_t idx);
+/* The slot a reference names, or NULL if the maps are not open, or it is
+ * out of range or in another domain than this process's. */
+struct fl_slot *fl_slot_at(uint32_t ref);
 
 /* Counts n bytes read by the application. A no-op if the slot has been
  * given to another socket since (gen differs). Lock-free, signal-safe. */

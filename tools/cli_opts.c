@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../preload/broker_proto.h"
 
 int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		 struct fl_cli_opts *o)
@@ -20,6 +21,7 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		{ "once", no_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -41,6 +43,7 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		case 'b': o->btf = optarg; if (accept & FL_OPT_BTF) continue; break;
 		case 'o': o->once = true; if (accept & FL_OPT_ONCE) continue; break;
 		case 'd': o->debug = true; if (accept & FL_OPT_DEBUG) continue; break;
+		case 's': o->socket = optarg; if (accept & FL_OPT_SOCKET) continue; break;
 		case 'i':
 			if (!(accept & FL_OPT_INTERVAL))
 				break;
@@ -53,6 +56,9 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		}
 		return fl_usage_error(cmd, "unknown option, or missing value: '%s'", argv[optind - 1]);
 	}
+	if (!o->socket)
+		o->socket = getenv("FASTLOCAL_BROKER") && *getenv("FASTLOCAL_BROKER") ?
+			    getenv("FASTLOCAL_BROKER") : FL_BROKER_DEFAULT_SOCKET;
 	o->first_arg = optind;
 	if (!(accept & FL_OPT_ARGS) && optind < argc)
 		return fl_usage_error(cmd, "unexpected argument '%s'", argv[optind]);

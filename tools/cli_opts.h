@@ -16,6 +16,7 @@ enum {
 	FL_OPT_ONCE = 1 << 4,    /* --once (top) */
 	FL_OPT_INTERVAL = 1 << 5, /* --interval SECONDS (top) */
 	FL_OPT_DEBUG = 1 << 6,   /* --debug (run) */
+	FL_OPT_SOCKET = 1 << 7,  /* --socket PATH (daemon, status): the broker's socket */
 };
 
 struct fl_cli_opts {
@@ -24,6 +25,8 @@ struct fl_cli_opts {
 	bool debug;           /* with FL_OPT_DEBUG: --debug */
 	double interval;      /* with FL_OPT_INTERVAL: seconds, default 1 */
 	const char *btf;
+	const char *socket;   /* with FL_OPT_SOCKET: --socket, else $FASTLOCAL_BROKER, else
+			       * FL_BROKER_DEFAULT_SOCKET */
 	int first_arg;        /* with FL_OPT_ARGS: argv index of the first argument */
 };
 

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "broker_ping.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "conns.h"
@@ -21,7 +22,7 @@
 #include "probe.h"
 
 static const char fl_status_help[] =
-	"Usage: fastlocal status [--json] [--pin-dir DIR]\n"
+	"Usage: fastlocal status [--json] [--pin-dir DIR] [--socket PATH]\n"
 	"\n"
 	"Shows whether fastlocal is loaded (program and map ids, pin dir, kernel),\n"
 	"what this kernel supports, the enrolled sockets and connections, the bytes\n"
@@ -31,6 +32,8 @@ static const char fl_status_help[] =
 	"\n"
 	"  --json         one JSON object; its keys are stable (docs/observability.md)\n"
 	"  --pin-dir DIR  the pin dir (default: $FASTLOCAL_PIN_DIR, else /sys/fs/bpf/fastlocal)\n"
+	"  --socket PATH  the broker's socket (default: $FASTLOCAL_BROKER, else\n"
+	"                 /run/fastlocal/broker.sock): whether 'fastlocal daemon' answers\n"
 	"  -h, --help     show this help\n"
 	"\n"
 	"Exit status: 0 loaded, 3 not loaded, 1 the pins cannot be read.\n";
@@ -51,6 +54,9 @@ struct fl_status {
 	struct fl_counters c;
 	size_t pairs;
 	struct fl_features f;
+	const char *broker;    /* the broker's socket path */
+	bool broker_answers;   /* a "fastlocal daemon" answered there */
+	__u32 broker_domains;  /* the slot domains it serves */
 };
 
 /* The maps whose ids status shows, and their JSON keys. */
@@ -194,6 +200,13 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "blind_sockets", us[FL_USTAT_BLIND]);
 	fl_json_u64(&j, "throttled_writes", us[FL_USTAT_THROTTLED]);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
+	fl_json_u64(&j, "slot_domains", s->c.slot_domains);
+	fl_json_object(&j, "broker");
+	fl_json_str(&j, "socket", s->broker);
+	fl_json_bool(&j, "answers", s->broker_answers);
+	fl_json_u64(&j, "domains", s->broker_domains);
+	fl_json_u64(&j, "enrolled_total", us[FL_USTAT_BROKER_ENROLLED]);
+	fl_json_close(&j);
 	fl_json_end(&j);
 }
 
@@ -280,8 +293,16 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("  other:        gate opened %llu, flow-control fallbacks %llu, blind sockets %llu,\n",
 	       (unsigned long long)st[FL_STAT_GATE_OPENED],
 	       (unsigned long long)st[FL_STAT_FLOW_FALLBACKS], (unsigned long long)us[FL_USTAT_BLIND]);
-	printf("                throttled writes %llu, slots in use %llu\n",
-	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)s->c.slots_used);
+	printf("                throttled writes %llu, slots in use %llu in %u slot domains\n",
+	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)s->c.slots_used,
+	       s->c.slot_domains);
+	if (s->broker_answers)
+		printf("  broker:       %s answers, %u slot domains (one per user), %llu enrolled "
+		       "through it\n", s->broker, s->broker_domains,
+		       (unsigned long long)us[FL_USTAT_BROKER_ENROLLED]);
+	else
+		printf("  broker:       %s does not answer (processes that are not root stay on "
+		       "TCP; 'fastlocal daemon')\n", s->broker);
 }
 
 int cmd_status(int argc, char **argv)
@@ -290,7 +311,7 @@ int cmd_status(int argc, char **argv)
 	struct fl_status s;
 	struct utsname u;
 	char err[512];
-	int ret = fl_cli_parse(argc, argv, fl_status_help, FL_OPT_JSON, &o);
+	int ret = fl_cli_parse(argc, argv, fl_status_help, FL_OPT_JSON | FL_OPT_SOCKET, &o);
 
 	if (ret >= 0)
 		return ret;
@@ -301,6 +322,8 @@ int cmd_status(int argc, char **argv)
 		fl_err("status", "%s", err);
 		return FL_EXIT_FAIL;
 	}
+	s.broker = o.socket;
+	s.broker_answers = fl_broker_ping(o.socket, &s.broker_domains);
 	if (o.json)
 		fl_print_json(&s, &o.pd, u.release);
 	else

@@ -12,6 +12,7 @@
 
 #include "../preload/key.h"
 #include "counters.h"
+#include "slot_view.h"
 
 /* An enrolled end and the key that names its connection whichever end one
  * starts from (the smaller of its key and the mirror), for pairing. */
@@ -28,24 +29,26 @@ static int fl_end_cmp(const void *a, const void *b)
 }
 
 /* Every live entry of the slot index, with a snapshot of its slot. */
-static int fl_read_ends(const struct fl_pins *pins, const struct fl_slot *slots,
+static int fl_read_ends(const struct fl_pins *pins, const struct fl_slot_view *slots,
 			struct fl_end_sorted **out, size_t *n)
 {
 	int idx = pins->fd[FL_PIN_SLOT_INDEX];
 	struct fl_end_sorted *v = NULL, *grown;
 	struct fl_key key, next, mirror;
 	size_t cap = 0, k = 0;
+	const struct fl_slot *slot;
 	struct fl_slot_ref ref;
 	void *prev = NULL;
 
 	while (bpf_map_get_next_key(idx, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(idx, &key, &ref) || ref.slot >= FL_SLOTS_MAX || !ref.owner)
-			continue; /* gone meanwhile, or not ours to read */
+		if (bpf_map_lookup_elem(idx, &key, &ref) || !ref.owner)
+			continue; /* gone meanwhile */
+		slot = fl_slot_view_at(slots, ref.slot);
 		/* A stale entry (its socket died, the slot was reused) has
 		 * another owner tag in the slot. */
-		if (__atomic_load_n(&slots[ref.slot].owner, __ATOMIC_ACQUIRE) != ref.owner)
+		if (!slot || __atomic_load_n(&slot->owner, __ATOMIC_ACQUIRE) != ref.owner)
 			continue;
 		if (k == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -60,7 +63,7 @@ static int fl_read_ends(const struct fl_pins *pins, const struct fl_slot *slots,
 		v[k].end.present = true;
 		v[k].end.key = key;
 		v[k].end.ref = ref;
-		memcpy(&v[k].end.slot, &slots[ref.slot], sizeof(v[k].end.slot));
+		memcpy(&v[k].end.slot, slot, sizeof(v[k].end.slot));
 		fl_key_mirror(&mirror, &key);
 		v[k].conn = memcmp(&key, &mirror, sizeof(key)) <= 0 ? key : mirror;
 		k++;
@@ -75,26 +78,25 @@ static int fl_read_ends(const struct fl_pins *pins, const struct fl_slot *slots,
 int fl_conns_read(const struct fl_pins *pins, struct fl_conn **out, size_t *n, char *err,
 		  size_t errlen)
 {
-	size_t len = sizeof(struct fl_slot) * FL_SLOTS_MAX, nends = 0, i, k = 0;
+	size_t nends = 0, i, k = 0;
 	struct fl_end_sorted *ends = NULL;
+	struct fl_slot_view slots;
 	struct fl_conn *conns;
-	struct fl_slot *slots;
 
 	*out = NULL;
 	*n = 0;
-	if (pins->fd[FL_PIN_SLOTS] < 0 || pins->fd[FL_PIN_SLOT_INDEX] < 0)
+	if (pins->fd[FL_PIN_DOMAINS] < 0 || pins->fd[FL_PIN_SLOT_INDEX] < 0)
 		return 0; /* nothing loaded: no connections */
-	slots = mmap(NULL, len, PROT_READ, MAP_SHARED, pins->fd[FL_PIN_SLOTS], 0);
-	if (slots == MAP_FAILED) {
+	if (fl_slot_view_open(&slots, pins)) {
 		snprintf(err, errlen, "cannot map the slots: %s", strerror(errno));
 		return -1;
 	}
-	if (fl_read_ends(pins, slots, &ends, &nends)) {
-		munmap(slots, len);
+	if (fl_read_ends(pins, &slots, &ends, &nends)) {
+		fl_slot_view_close(&slots);
 		snprintf(err, errlen, "out of memory reading the slot index");
 		return -1;
 	}
-	munmap(slots, len);
+	fl_slot_view_close(&slots);
 	if (nends)
 		qsort(ends, nends, sizeof(*ends), fl_end_cmp);
 	conns = calloc(nends ? nends : 1, sizeof(*conns));

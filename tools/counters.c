@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* counters.c - the counters of the programs and the shims, read and named. */
 #include "counters.h"
+#include "slot_view.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -100,19 +101,17 @@ static __u64 fl_count_entries(int map_fd)
 	return n;
 }
 
-/* Slots in use, from the mmap-able array (one system call, not 65536). */
-static int fl_count_slots(int slots_fd, __u64 *out)
+/* Slots in use in every domain, from the mmap-able arrays (one system call
+ * per domain, not one per slot); *domains: how many domains exist. */
+static int fl_count_slots(const struct fl_pins *pins, __u64 *out, __u32 *domains)
 {
-	size_t len = sizeof(struct fl_slot) * FL_SLOTS_MAX;
-	struct fl_slot *slots;
-	__u32 i;
+	struct fl_slot_view v;
 
-	slots = mmap(NULL, len, PROT_READ, MAP_SHARED, slots_fd, 0);
-	if (slots == MAP_FAILED)
+	if (fl_slot_view_open(&v, pins))
 		return -1;
-	for (*out = 0, i = 0; i < FL_SLOTS_MAX; i++)
-		*out += __atomic_load_n(&slots[i].owner, __ATOMIC_RELAXED) != 0;
-	munmap(slots, len);
+	*out = fl_slot_view_used(&v);
+	*domains = v.domains;
+	fl_slot_view_close(&v);
 	return 0;
 }
 
@@ -131,7 +130,7 @@ int fl_counters_read(const struct fl_pins *pins, struct fl_counters *c, char *er
 	if (pins->fd[FL_PIN_USTATS] >= 0 &&
 	    bpf_map_lookup_elem(pins->fd[FL_PIN_USTATS], &zero, &u) == 0)
 		memcpy(c->ustat, u.c, sizeof(c->ustat));
-	if (pins->fd[FL_PIN_SLOTS] >= 0 && fl_count_slots(pins->fd[FL_PIN_SLOTS], &c->slots_used)) {
+	if (fl_count_slots(pins, &c->slots_used, &c->slot_domains)) {
 		snprintf(err, errlen, "cannot read the slots map: %s", strerror(errno));
 		return -1;
 	}

@@ -13,7 +13,8 @@ struct fl_counters {
 	__u64 stat[FL_STAT__NR];   /* the programs' (per-CPU, summed) */
 	__u64 ustat[FL_USTAT__NR]; /* the shims' */
 	__u64 enrolled;            /* sockhash entries now */
-	__u64 slots_used;          /* slots with a live owner now */
+	__u64 slots_used;          /* slots with a live owner now, every domain */
+	__u32 slot_domains;        /* slot domains that exist (0: root's; one per broker uid) */
 };
 
 /* A counter's index and its JSON key; the keys are stable

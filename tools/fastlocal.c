@@ -22,6 +22,7 @@ static const char fl_main_help[] =
 	"  run       run a command with the fastlocal shim preloaded\n"
 	"  bench     measure TCP, AF_UNIX, raw redirect and fastlocal on this machine\n"
 	"  config    show the shim's settings, their values and where each came from\n"
+	"  daemon    the broker that enrolls sockets of processes that are not root\n"
 	"  version   print the version\n"
 	"  help      show this help, or 'help COMMAND' for a command's help\n"
 	"\n"
@@ -46,6 +47,7 @@ static const struct fl_command fl_commands[] = {
 	{ "top", cmd_top },
 	{ "bench", cmd_bench },
 	{ "config", cmd_config },
+	{ "daemon", cmd_daemon },
 };
 
 /* "fastlocal[ cmd]: message" on stderr, without the newline. */

@@ -16,6 +16,8 @@ enum fl_pin {
 	FL_PIN_USTATS,
 	FL_PIN_SLOTS,
 	FL_PIN_SLOT_INDEX,
+	FL_PIN_DOMAINS,    /* fl_slot_domains: every user's slot array */
+	FL_PIN_DOM_UID,    /* fl_domain_uid: the broker's domain -> uid */
 	FL_PIN_SK,
 	FL_PIN_SOCKHASH,
 	FL_PIN_ESTABLISHED,

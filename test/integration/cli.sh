@@ -12,7 +12,7 @@ cleanup_pins() {
 trap 'cleanup_pins; rm -rf "$T_TMP"' EXIT
 
 every_command_has_help() {
-	for c in load unload status run version; do
+	for c in load unload status run daemon version; do
 		t_expect_rc 0 "$CLI" "$c" --help || return 1
 		grep -q "^Usage: fastlocal $c" "$T_TMP/out" || t_fail "$c --help: no usage line" || return 1
 		t_expect_rc 0 "$CLI" help "$c" || return 1
@@ -30,12 +30,26 @@ version_prints_version() {
 
 bad_usage_is_one_line_and_exit_2() {
 	for args in "" "nosuch" "load --bogus" "load extra" "status extra" "unload --bogus" \
-		"run" "run --bogus" "help nosuch" "version extra"; do
+		"run" "run --bogus" "help nosuch" "version extra" "daemon --bogus" "daemon extra"; do
 		# shellcheck disable=SC2086
 		t_expect_rc 2 "$CLI" $args || return 1
 		t_err_one_line || return 1
 	done
 	t_expect_rc 2 "$CLI" nosuch && t_err_has "unknown command 'nosuch'"
+}
+
+daemon_refuses_clearly() {
+	t_expect_rc 1 "$CLI" daemon --pin-dir "/sys/fs/bpf/fastlocal-nothing-$$" \
+		--socket "$T_TMP/broker.sock" || return 1
+	t_err_one_line && t_err_has "is not loaded in" || return 1
+	[ ! -e "$T_TMP/broker.sock" ] || t_fail "a daemon that failed left its socket"
+	# A copy nobody can execute, wherever the build tree is.
+	d=$(mktemp -d /tmp/fl-cli-XXXXXX) && chmod 0755 "$d" && cp "$CLI" "$d/fastlocal" || return 1
+	t_expect_rc 1 setpriv --reuid=65534 --regid=65534 --clear-groups "$d/fastlocal" daemon \
+		--socket "$d/broker.sock"
+	r=$?
+	rm -rf "$d"
+	[ $r = 0 ] && t_err_one_line && t_err_has "needs root"
 }
 
 second_load_is_a_noop() {
@@ -157,6 +171,7 @@ run_reports_a_missing_command() {
 }
 
 t_run "every command answers --help" every_command_has_help
+t_run "daemon: nothing loaded, or not root: one line, exit 1" daemon_refuses_clearly
 t_run "version prints the version and BPF ABI" version_prints_version
 t_run "bad usage gives one line and exit status 2" bad_usage_is_one_line_and_exit_2
 t_run "a second load is a no-op" second_load_is_a_noop

@@ -36,6 +36,7 @@ static int setup(void **state)
 {
 	(void)state;
 	fake_maps.slots = calloc(FL_SLOTS_MAX, sizeof(struct fl_slot));
+	fake_maps.nslots = FL_SLOTS_MAX;
 	memset(&fake_ustats, 0, sizeof(fake_ustats));
 	return fake_maps.slots ? 0 : -1;
 }
