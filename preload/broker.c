@@ -67,10 +67,7 @@ static int fl_broker_connect(void)
 static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl_broker_rep *rep,
 			      int *rfd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union fl_broker_cmsg cm;
 	struct iovec iov = { (void *)req, sizeof(*req) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *c;
@@ -85,16 +82,8 @@ static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl
 		err = s == -EAGAIN ? -ETIMEDOUT : s;
 		goto quiet;
 	}
-	if (fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	if (fd >= 0)
+		fl_broker_attach_fd(&mh, &cm, fd);
 	if (libc_sendmsg(s, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*req)) {
 		err = errno == EAGAIN ? -ETIMEDOUT : errno ? -errno : -EIO;
 		goto out;

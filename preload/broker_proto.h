@@ -13,6 +13,8 @@
 #ifndef FL_BROKER_PROTO_H
 #define FL_BROKER_PROTO_H
 
+#include <string.h>
+#include <sys/socket.h>
 #include <linux/types.h>
 
 #define FL_BROKER_DEFAULT_SOCKET "/run/fastlocal/broker.sock"
@@ -43,5 +45,27 @@ struct fl_broker_rep {
 	__u32 pad;
 	__u64 cookie;      /* ADOPT: the socket's cookie (the slot's owner tag) */
 };
+
+
+/* Room for one passed fd in a message's control data. */
+union fl_broker_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+/* Attaches fd to *mh as SCM_RIGHTS, in cm (which must outlive the send). */
+static inline void fl_broker_attach_fd(struct msghdr *mh, union fl_broker_cmsg *cm, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(cm, 0, sizeof(*cm));
+	mh->msg_control = cm->buf;
+	mh->msg_controllen = sizeof(cm->buf);
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
 
 #endif

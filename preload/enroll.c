@@ -80,17 +80,6 @@ static int fl_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 	return err;
 }
 
-static enum fl_ustat fl_insert_counter(int err)
-{
-	switch (err) {
-	case -EOPNOTSUPP: return FL_USTAT_FB_EOPNOTSUPP;
-	case -EBUSY: return FL_USTAT_FB_EBUSY;
-	case -ENOMEM: return FL_USTAT_FB_ENOMEM;
-	case -EEXIST: return FL_USTAT_FB_EEXIST;
-	default: return FL_USTAT_FB_OTHER;
-	}
-}
-
 /*
  * A connection the configuration keeps on TCP: flagged in its socket
  * storage, so that sockops counts its bytes when it closes ("switched off"
@@ -295,7 +284,7 @@ static int fl_enroll_brokered(int fd, struct fl_fd *e, uint64_t already_read)
 					   "the peer is not on this host (the broker found no "
 					   "established end with the mirror key)");
 		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
-		return fl_fallback(fd, err, fl_insert_counter(err), why);
+		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
 	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
 	if (err)
@@ -399,7 +388,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 
 		fl_slot_free((uint32_t)slot, cookie);
 		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
-		return fl_fallback(fd, err, fl_insert_counter(err), why);
+		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
 	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
 	if (err)

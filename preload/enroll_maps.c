@@ -98,3 +98,14 @@ void fl_em_mark_off(int sk_map, int fd)
 	st.flags |= FL_SK_OFF;
 	fl_bpf_map_update(sk_map, &fd, &st, BPF_EXIST);
 }
+
+enum fl_ustat fl_em_insert_counter(int err)
+{
+	switch (err) {
+	case -EOPNOTSUPP: return FL_USTAT_FB_EOPNOTSUPP;
+	case -EBUSY: return FL_USTAT_FB_EBUSY;
+	case -ENOMEM: return FL_USTAT_FB_ENOMEM;
+	case -EEXIST: return FL_USTAT_FB_EEXIST;
+	default: return FL_USTAT_FB_OTHER;
+	}
+}

@@ -59,4 +59,7 @@ int fl_em_remove(const struct fl_em_maps *m, int fd, struct fl_sk *st);
  * is enrolled or flagged already. */
 void fl_em_mark_off(int sk_map, int fd);
 
+/* The fallback counter of a refused insert, by its errno (-err). */
+enum fl_ustat fl_em_insert_counter(int err);
+
 #endif

@@ -71,17 +71,6 @@ static void fl_count(struct fl_broker *b, enum fl_ustat idx)
 	__atomic_fetch_add(&b->ustats->c[idx], 1, __ATOMIC_RELAXED);
 }
 
-static enum fl_ustat fl_insert_counter(int err)
-{
-	switch (err) {
-	case -EOPNOTSUPP: return FL_USTAT_FB_EOPNOTSUPP;
-	case -EBUSY: return FL_USTAT_FB_EBUSY;
-	case -ENOMEM: return FL_USTAT_FB_ENOMEM;
-	case -EEXIST: return FL_USTAT_FB_EEXIST;
-	default: return FL_USTAT_FB_OTHER;
-	}
-}
-
 /*
  * IMPORTANT: the checks every request about a socket passes first.
  * The fd must be a socket whose inode belongs to the caller: a socket's
@@ -201,7 +190,7 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
 	err = fl_em_insert(&b->em, fd, &st, &ref, 0);
 	if (err) {
-		fl_count(b, fl_insert_counter(err));
+		fl_count(b, fl_em_insert_counter(err));
 		return err;
 	}
 	fl_count(b, FL_USTAT_ENROLLED);
@@ -307,24 +296,12 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 
 static void fl_reply(int conn, const struct fl_broker_rep *rep, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union fl_broker_cmsg cm;
 	struct iovec iov = { (void *)rep, sizeof(*rep) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
 
-	if (fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	if (fd >= 0)
+		fl_broker_attach_fd(&mh, &cm, fd);
 	(void)sendmsg(conn, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
