@@ -79,15 +79,18 @@ static void fl_map_get(const char *dir, const char *name, int *fdp)
  * process, so its counters go to a private page (the broker counts its
  * enrollments in the shared ones). True when the broker answered.
  */
-static bool fl_maps_open_brokered(struct fl_maps *m)
+static bool fl_maps_open_brokered(struct fl_maps *m, int pin_err)
 {
 	void *page;
 	int err = fl_broker_hello(&m->slots, &m->nslots, &m->domain);
 
 	if (err) {
-		fl_debug("the pins are not readable by uid %d and the broker %s did not answer: %s",
-			 (int)getuid(), fl_config()->broker[0] ? fl_config()->broker : "(none)",
-			 strerror(-err));
+		/* No pins at all (ENOENT) and no broker: the caller's "not
+		 * loaded" line says it all; one line per retry, not two. */
+		if (pin_err != -ENOENT)
+			fl_debug("the pins are not readable by uid %d and the broker %s did not answer: %s",
+				 (int)getuid(), fl_config()->broker[0] ? fl_config()->broker : "(none)",
+				 strerror(-err));
 		return false;
 	}
 	page = mmap(NULL, sizeof(struct fl_ustats), PROT_READ | PROT_WRITE,
@@ -114,7 +117,7 @@ static void fl_maps_open_locked(void)
 	/* Not root (EACCES, EPERM), or no pins here at all (ENOENT: a container
 	 * without the host's bpffs): the broker, if one answers. */
 	if ((m->sockhash == -EACCES || m->sockhash == -EPERM || m->sockhash == -ENOENT) &&
-	    fl_maps_open_brokered(m)) {
+	    fl_maps_open_brokered(m, m->sockhash)) {
 		fl_own_fd_drop(&m->sockhash);
 		__atomic_store_n(&fl_maps_ready, 1, __ATOMIC_RELEASE);
 		return;
