@@ -826,7 +826,7 @@ static int test_nobody_port_mapping_stays_on_tcp(void)
 		 "%s:%d", FL_CT_PORT + 2, FL_CT_SERVER_IP, FL_CT_PORT);
 	FL_T_CHECK(fl_t_run_plain((char *const *)nft, 10.0) == 0,
 		   "cannot add the port mapping (nftables installed?)");
-	/* Any enrolled end of this test's addresses: there must be none. */
+	/* Connections of this test's addresses with an enrolled end: none. */
 	snprintf(jq, sizeof(jq), "[.connections[] | select((.a.addr == \"%s\" or .b.addr == \"%s\") "
 		 "and (.a.enrolled or .b.enrolled))] | length", FL_CT_CLIENT_IP, FL_CT_CLIENT_IP);
 	fl_ct_nobody = 1;
@@ -839,12 +839,13 @@ static int test_nobody_port_mapping_stays_on_tcp(void)
 	if (r || fl_ct_ran_as_nobody(&p))
 		return -1;
 	nl = fl_t_status_u64("fallbacks.peer_not_local") - nl0;
-	printf("  through the mapping: %s enrolled ends in conns; peer_not_local grew by %llu; "
-	       "Tcp OutSegs grew by %llu (client's namespace) and %llu (server's)\n", conns,
+	printf("  through the mapping: %s connections with an enrolled end in conns; "
+	       "peer_not_local grew by %llu; Tcp OutSegs grew by %llu (client's namespace) and "
+	       "%llu (server's)\n", conns,
 	       (unsigned long long)nl, (unsigned long long)p.r[0].outsegs,
 	       (unsigned long long)p.r[1].outsegs);
-	FL_T_CHECK(!strcmp(conns, "0"), "fastlocal conns --json showed \"%s\" enrolled ends, "
-		   "expected 0", conns);
+	FL_T_CHECK(!strcmp(conns, "0"), "fastlocal conns --json showed %s connections with an "
+		   "enrolled end, expected 0", conns);
 	FL_T_CHECK(nl >= 2, "fallbacks.peer_not_local grew by %llu, expected both ends refused",
 		   (unsigned long long)nl);
 	for (i = 0; i < 2; i++)
