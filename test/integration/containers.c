@@ -16,6 +16,15 @@
  * key's scope and its nonce), its namespace cookie, and how much Tcp OutSegs
  * grew in its own namespace (/proc/net/snmp read inside it).
  *
+ * The same two namespaces then hold applications that are not root, as in
+ * most containers: the roles become the user nobody after setns() and
+ * before exec(), see no pins, and are enrolled through "fastlocal daemon"
+ * (started on a private socket for the test's load). The parent checks the
+ * live connection with "fastlocal conns --json": both ends enrolled, owned
+ * by the two nobody processes, both directions redirected. Through a port
+ * mapping (DNAT in the server's namespace) the broker refuses both ends as
+ * not on this host (EREMOTE), and the bytes go over TCP, exact.
+ *
  * Why this can fail: a cross-namespace peer that is not proven to be on this
  * host stays on TCP (enrollment and redirected bytes do not grow, OutSegs
  * grows by thousands); a pairing that crosses the two hosts delivers the
@@ -36,6 +45,7 @@
 
 #include "fastlocal.h"
 #include "fltest.h"
+#include "fltest_broker.h"
 #include "fltest_netns.h"
 
 #define MiB (1024ULL * 1024ULL)
@@ -65,6 +75,7 @@ struct fl_ct_report {
 	uint64_t scope;    /* its key's scope */
 	uint64_t nonce;    /* its fl_sk nonce */
 	uint64_t netns;    /* SO_NETNS_COOKIE */
+	unsigned uid;      /* its real uid, so that "as nobody" is proven */
 	double started, ended;
 	char why[160];
 };
@@ -84,6 +95,14 @@ static char fl_ct_self[4096];
 static char fl_ct_gate_env[32]; /* FL_CT_GATE for the clients, "" for none */
 static char fl_ct_hold_env[32]; /* FL_CT_HOLD for both roles, "" for none */
 static volatile pid_t fl_ct_kids[4];
+/* Owned by main's thread. When fl_ct_nobody is set, roles run as the user
+ * nobody: the copies of this program and of the shim in fl_ct_dir (the
+ * build tree need not be readable by nobody), enrolled through the broker
+ * fl_ct_daemon serving fl_ct_sock. fl_ct_dport: the port the clients
+ * connect to, 0 for the server's own (FL_CT_PORT). */
+static int fl_ct_nobody, fl_ct_dport;
+static char fl_ct_dir[128], fl_ct_copy[128], fl_ct_shim[128], fl_ct_sock[160];
+static volatile pid_t fl_ct_daemon = -1;
 
 /* ---------------------------------------------------------------- roles */
 
@@ -210,6 +229,8 @@ static int fl_ct_role(char **argv)
 				 "at %lld, error %s", (unsigned long long)s.received,
 				 (unsigned long long)s.total, (long long)s.bad_offset,
 				 strerror(s.error));
+		/* As nobody the pin does not open (enrolled stays 0): the
+		 * parent asks "fastlocal conns" instead. */
 		snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), FL_PIN_MAP_SK);
 		sk = bpf_obj_get(path);
 		if (sk >= 0 && !bpf_map_lookup_elem(sk, &fd, &st)) {
@@ -219,6 +240,7 @@ static int fl_ct_role(char **argv)
 		}
 		if (sk >= 0)
 			close(sk);
+		r.uid = getuid();
 		if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &r.netns, &ol))
 			r.netns = 0;
 		close(fd);
@@ -246,6 +268,15 @@ static void fl_ct_cleanup(void)
 	int h, i;
 
 	fl_ct_kill_kids();
+	if (fl_ct_daemon > 0) {
+		kill(fl_ct_daemon, SIGTERM);
+		waitpid(fl_ct_daemon, NULL, 0);
+		fl_ct_daemon = -1;
+	}
+	if (fl_ct_dir[0]) {
+		fl_t_sh("rm -rf '%s'", fl_ct_dir);
+		fl_ct_dir[0] = 0;
+	}
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 3; i++)
 			if (fl_ct_made[h][i]) {
@@ -310,9 +341,11 @@ static pid_t fl_ct_spawn(const char *ns, const char *role, const char *addr, int
 			 uint64_t seed, int rep_fd, int ready_fd, int go_fd, int plain)
 {
 	char cp[16], bytes[32], sd[32], rf[16], yf[16], gf[16], port[16];
+	const char *exe;
 	pid_t pid;
 
-	snprintf(port, sizeof(port), "%d", FL_CT_PORT);
+	snprintf(port, sizeof(port), "%d",
+		 fl_ct_dport && !strcmp(role, "fetch") ? fl_ct_dport : FL_CT_PORT);
 	snprintf(cp, sizeof(cp), "%d", cport);
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)FL_CT_BYTES);
 	snprintf(sd, sizeof(sd), "%llu", (unsigned long long)seed);
@@ -334,8 +367,14 @@ static pid_t fl_ct_spawn(const char *ns, const char *role, const char *addr, int
 		setenv("FL_CT_GATE", fl_ct_gate_env, 1);
 	if (fl_ct_hold_env[0])
 		setenv("FL_CT_HOLD", fl_ct_hold_env, 1);
-	execl(fl_ct_self, fl_ct_self, "role", role, addr, port, cp, bytes, sd, rf, yf,
-	      gf, (char *)NULL);
+	/* After setns (which needs CAP_SYS_ADMIN) and before exec: what a
+	 * container runtime does for an application that is not root. */
+	if (fl_ct_nobody && fl_t_become_nobody(fl_ct_shim, fl_ct_sock)) {
+		fprintf(stderr, "containers: cannot become nobody: %s\n", strerror(errno));
+		_exit(126);
+	}
+	exe = fl_ct_nobody ? fl_ct_copy : fl_ct_self;
+	execl(exe, exe, "role", role, addr, port, cp, bytes, sd, rf, yf, gf, (char *)NULL);
 	_exit(127);
 }
 
@@ -424,22 +463,22 @@ static int test_make_host(void)
 	return fl_ct_make_host(0);
 }
 
-static int test_accelerated_across_namespaces(void)
+/*
+ * Runs host 0's pair with both ends held open after their transfer, and
+ * while they are runs "fastlocal conns --json | jq -r 'jq'" (for the live
+ * connection: conns forgets a closed one) into out (empty if it did not
+ * get that far). 0, or -1 when the pair failed.
+ */
+static int fl_ct_run_held(uint64_t seed, struct fl_ct_pair *p, const char *jq, char *out,
+			  size_t outlen)
 {
-	uint64_t e0 = fl_t_status_u64("enrolled_total"), d0 = fl_t_status_u64("redirected_bytes");
-	uint64_t e1, d1;
-	struct fl_ct_pair *p = &fl_ct_fast;
-	int i;
-
 	int done[2], release[2], got = 0, r;
-	char buf[2], conns[256] = "";
+	char buf[2];
 
-	FL_T_CHECK(e0 != UINT64_MAX && d0 != UINT64_MAX, "status --json gave no counters");
-	/* Both ends stay open after the transfer until "conns" has shown
-	 * the live connection. */
+	out[0] = 0;
 	FL_T_CHECK(!pipe(done) && !pipe(release), "pipe: %s", strerror(errno));
 	snprintf(fl_ct_hold_env, sizeof(fl_ct_hold_env), "%d,%d", done[1], release[0]);
-	r = fl_ct_start(0, 501, 0, 0, p);
+	r = fl_ct_start(0, seed, 0, 0, p);
 	fl_ct_hold_env[0] = 0;
 	close(done[1]);
 	close(release[0]);
@@ -452,10 +491,7 @@ static int test_accelerated_across_namespaces(void)
 		got += (int)n;
 	}
 	if (got == 2)
-		fl_t_sh_out(conns, sizeof(conns), "'%s' conns --json | jq -r '.connections[] | "
-			    "select(.a.addr == \"%s\" and .b.addr == \"%s\" and .b.port == %d and "
-			    ".a.enrolled and .b.enrolled) | .scope_kind + \" \" + .scope'",
-			    fl_t_cli(), FL_CT_CLIENT_IP, FL_CT_SERVER_IP, FL_CT_PORT);
+		fl_t_sh_out(out, outlen, "'%s' conns --json | jq -r '%s'", fl_t_cli(), jq);
 	if (write(release[1], "rr", 2) != 2)
 		got = 0;
 	close(done[0]);
@@ -463,6 +499,23 @@ static int test_accelerated_across_namespaces(void)
 	if (r || fl_ct_finish(0, p))
 		return -1;
 	FL_T_CHECK(got == 2, "the two ends did not finish their transfer");
+	return 0;
+}
+
+static int test_accelerated_across_namespaces(void)
+{
+	uint64_t e0 = fl_t_status_u64("enrolled_total"), d0 = fl_t_status_u64("redirected_bytes");
+	uint64_t e1, d1;
+	struct fl_ct_pair *p = &fl_ct_fast;
+	char conns[256], jq[512];
+	int i;
+
+	FL_T_CHECK(e0 != UINT64_MAX && d0 != UINT64_MAX, "status --json gave no counters");
+	snprintf(jq, sizeof(jq), ".connections[] | select(.a.addr == \"%s\" and .b.addr == \"%s\" "
+		 "and .b.port == %d and .a.enrolled and .b.enrolled) | .scope_kind + \" \" + .scope",
+		 FL_CT_CLIENT_IP, FL_CT_SERVER_IP, FL_CT_PORT);
+	if (fl_ct_run_held(501, p, jq, conns, sizeof(conns)))
+		return -1;
 	snprintf(fl_ct_conns_line, sizeof(fl_ct_conns_line), "%s", conns);
 	e1 = fl_t_status_u64("enrolled_total");
 	d1 = fl_t_status_u64("redirected_bytes");
@@ -683,6 +736,148 @@ static int test_client_enrolls_before_server_established(void)
 	return 0;
 }
 
+/* ------------------------------------------------- nobody, brokered */
+
+/* The daemon for this test's load on a private socket, and the copies
+ * nobody runs. */
+static int fl_ct_start_broker(void)
+{
+	/* A second call (after a daemon that did not start) keeps the copies. */
+	FL_T_CHECK(fl_ct_dir[0] || !fl_t_nobody_copies("fl-ct-nobody", fl_ct_dir, fl_ct_copy,
+						       fl_ct_shim, sizeof(fl_ct_dir)),
+		   "cannot copy this program and the shim where nobody can run them");
+	snprintf(fl_ct_sock, sizeof(fl_ct_sock), "%s/broker.sock", fl_ct_dir);
+	fl_ct_daemon = fl_t_daemon_start(fl_ct_sock, fl_t_pin_dir());
+	FL_T_CHECK(fl_ct_daemon > 0, "fastlocal daemon did not start on %s", fl_ct_sock);
+	return 0;
+}
+
+/* Both roles of p ran as nobody. */
+static int fl_ct_ran_as_nobody(const struct fl_ct_pair *p)
+{
+	FL_T_CHECK(p->r[0].uid == FL_T_NOBODY && p->r[1].uid == FL_T_NOBODY,
+		   "the roles ran as uid %u and %u, not nobody", p->r[0].uid, p->r[1].uid);
+	return 0;
+}
+
+/*
+ * Applications that are not root in two containers: each sees no pins (its
+ * open fails) and is enrolled by the broker, which for a key that is not
+ * loopback finds the peer's mirror key among this host's established ends.
+ * conns names the nobody processes as the owners and both directions as
+ * redirected, with every byte of the transfer counted.
+ */
+static int test_nobody_accelerated_across_namespaces(void)
+{
+	struct fl_ct_pair p;
+	unsigned long long v[6] = { 0 };
+	char conns[256], jq[600], ea[8] = "", eb[8] = "", pa[16] = "", pb[16] = "";
+	uint64_t b0, b;
+	int i, n, r;
+
+	snprintf(jq, sizeof(jq), ".connections[] | select(.a.addr == \"%s\" and .b.addr == \"%s\" "
+		 "and .b.port == %d) | \"\\(.a.enrolled) \\(.b.enrolled) \\(.a_to_b.path) "
+		 "\\(.b_to_a.path) \\(.a_to_b.bytes) \\(.b_to_a.bytes) \\(.a_to_b.redirected_bytes) "
+		 "\\(.b_to_a.redirected_bytes) \\(.a.pid) \\(.b.pid)\"", FL_CT_CLIENT_IP,
+		 FL_CT_SERVER_IP, FL_CT_PORT);
+	if (fl_ct_daemon <= 0 && fl_ct_start_broker())
+		return -1;
+	b0 = fl_t_status_u64("broker.enrolled_total");
+	fl_ct_nobody = 1;
+	r = fl_ct_run_held(504, &p, jq, conns, sizeof(conns));
+	fl_ct_nobody = 0;
+	if (r || fl_ct_ran_as_nobody(&p))
+		return -1;
+	b = fl_t_status_u64("broker.enrolled_total") - b0;
+	printf("  conns: \"%s\"; the broker enrolled %llu; Tcp OutSegs grew by %llu (client's "
+	       "namespace) and %llu (server's)\n", conns, (unsigned long long)b,
+	       (unsigned long long)p.r[0].outsegs, (unsigned long long)p.r[1].outsegs);
+	FL_T_CHECK(b >= 2, "the broker's enrolled_total grew by %llu, expected both ends",
+		   (unsigned long long)b);
+	n = sscanf(conns, "%7s %7s %15s %15s %llu %llu %llu %llu %llu %llu", ea, eb, pa, pb, &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5]);
+	FL_T_CHECK(n == 10, "fastlocal conns --json showed no such connection (\"%s\")", conns);
+	FL_T_CHECK(!strcmp(ea, "true") && !strcmp(eb, "true"), "enrolled: client %s, server %s",
+		   ea, eb);
+	FL_T_CHECK(v[4] == (unsigned long long)p.pid[0] && v[5] == (unsigned long long)p.pid[1],
+		   "conns names pids %llu and %llu, the nobody roles are %d and %d", v[4], v[5],
+		   (int)p.pid[0], (int)p.pid[1]);
+	FL_T_CHECK(!strcmp(pa, "redirect") && !strcmp(pb, "redirect"), "paths: client to server "
+		   "%s, server to client %s", pa, pb);
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(v[i] == FL_CT_BYTES && v[2 + i] == FL_CT_BYTES, "%s: %llu bytes, %llu "
+			   "of them redirected; expected %llu and %llu", i ? "server to client" :
+			   "client to server", v[i], v[2 + i], (unsigned long long)FL_CT_BYTES,
+			   (unsigned long long)FL_CT_BYTES);
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p.r[i].outsegs < FL_CT_FAST_SEGS, "Tcp OutSegs in the %s's namespace "
+			   "grew by %llu, expected < %d", i ? "server" : "client",
+			   (unsigned long long)p.r[i].outsegs, FL_CT_FAST_SEGS);
+	return 0;
+}
+
+/*
+ * A container's published port: the nobody client connects to port
+ * FL_CT_PORT + 2, which nftables in the server's namespace rewrites (DNAT)
+ * to FL_CT_PORT. Each end sees another 4-tuple, so the broker finds neither
+ * end's mirror key on this host and refuses both (EREMOTE): both stay on
+ * TCP, byte-exact, and nothing of theirs is enrolled while they are open.
+ */
+static int test_nobody_port_mapping_stays_on_tcp(void)
+{
+	uint64_t nl0 = fl_t_status_u64("fallbacks.peer_not_local"), nl;
+	char sns[64], rule[256], conns[64], jq[300];
+	const char *nft[] = { "ip", "netns", "exec", sns, "nft", rule, NULL };
+	struct fl_ct_pair p;
+	int i, r;
+
+	if (fl_ct_daemon <= 0 && fl_ct_start_broker())
+		return -1;
+	snprintf(sns, sizeof(sns), "%s", fl_ct_ns[0][2]);
+	snprintf(rule, sizeof(rule), "add table ip flctnat; add chain ip flctnat pre { type nat "
+		 "hook prerouting priority -100; }; add rule ip flctnat pre tcp dport %d dnat to "
+		 "%s:%d", FL_CT_PORT + 2, FL_CT_SERVER_IP, FL_CT_PORT);
+	FL_T_CHECK(fl_t_run_plain((char *const *)nft, 10.0) == 0,
+		   "cannot add the port mapping (nftables installed?)");
+	/* Connections of this test's addresses with an enrolled end: none. */
+	snprintf(jq, sizeof(jq), "[.connections[] | select((.a.addr == \"%s\" or .b.addr == \"%s\") "
+		 "and (.a.enrolled or .b.enrolled))] | length", FL_CT_CLIENT_IP, FL_CT_CLIENT_IP);
+	fl_ct_nobody = 1;
+	fl_ct_dport = FL_CT_PORT + 2;
+	r = fl_ct_run_held(505, &p, jq, conns, sizeof(conns));
+	fl_ct_nobody = 0;
+	fl_ct_dport = 0;
+	snprintf(rule, sizeof(rule), "delete table ip flctnat");
+	fl_t_run_plain((char *const *)nft, 10.0);
+	if (r || fl_ct_ran_as_nobody(&p))
+		return -1;
+	nl = fl_t_status_u64("fallbacks.peer_not_local") - nl0;
+	printf("  through the mapping: %s connections with an enrolled end in conns; "
+	       "peer_not_local grew by %llu; Tcp OutSegs grew by %llu (client's namespace) and "
+	       "%llu (server's)\n", conns,
+	       (unsigned long long)nl, (unsigned long long)p.r[0].outsegs,
+	       (unsigned long long)p.r[1].outsegs);
+	FL_T_CHECK(!strcmp(conns, "0"), "fastlocal conns --json showed %s connections with an "
+		   "enrolled end, expected 0", conns);
+	FL_T_CHECK(nl >= 2, "fallbacks.peer_not_local grew by %llu, expected both ends refused",
+		   (unsigned long long)nl);
+	for (i = 0; i < 2; i++)
+		FL_T_CHECK(p.r[i].outsegs >= FL_CT_PLAIN_SEGS, "Tcp OutSegs in the %s's namespace "
+			   "grew by only %llu: the bytes did not go over TCP",
+			   i ? "server" : "client", (unsigned long long)p.r[i].outsegs);
+	return 0;
+}
+
+static int test_daemon_stops(void)
+{
+	pid_t d = fl_ct_daemon;
+
+	fl_ct_daemon = -1;
+	FL_T_CHECK(fl_t_daemon_stop(d, fl_ct_sock) == 0, "fastlocal daemon did not exit 0 on "
+		   "SIGTERM and remove %s", fl_ct_sock);
+	return 0;
+}
+
 static int test_make_second_host(void)
 {
 	return fl_ct_make_host(1);
@@ -749,10 +944,12 @@ static int test_overlapping_addresses(void)
 
 static int test_remove_namespaces(void)
 {
-	char path[128];
+	char path[128], dir[sizeof(fl_ct_dir)];
 	int h, i;
 
+	snprintf(dir, sizeof(dir), "%s", fl_ct_dir);
 	fl_ct_cleanup();
+	FL_T_CHECK(!dir[0] || access(dir, F_OK), "%s is still there", dir);
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 3; i++) {
 			snprintf(path, sizeof(path), "/run/netns/%s", fl_ct_ns[h][i]);
@@ -800,9 +997,16 @@ int main(int argc, char **argv)
 		 test_accelerated_over_ipv6);
 	FL_T_RUN("a client enrolled at connect() finds a server end whose handshake has not "
 		 "completed (its last ACK dropped)", test_client_enrolls_before_server_established);
+	FL_T_RUN("nobody processes in two namespaces are enrolled through the broker: 8 MiB both "
+		 "ways byte-exact, both directions redirected, almost no TCP segments",
+		 test_nobody_accelerated_across_namespaces);
+	FL_T_RUN("a nobody connection through port mapping (DNAT) stays on TCP: byte-exact, "
+		 "refused by the broker as not local, nothing enrolled",
+		 test_nobody_port_mapping_stays_on_tcp);
+	FL_T_RUN("fastlocal daemon stops on SIGTERM and removes its socket", test_daemon_stops);
 	FL_T_RUN("a second bridge with the same addresses", test_make_second_host);
 	FL_T_RUN("same addresses and ports on both bridges at once: each side gets its own bytes, "
 		 "both accelerated", test_overlapping_addresses);
-	FL_T_RUN("the namespaces are removed", test_remove_namespaces);
+	FL_T_RUN("the namespaces and the copies nobody ran are removed", test_remove_namespaces);
 	return fl_t_exit_status();
 }
