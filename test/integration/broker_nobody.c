@@ -41,12 +41,12 @@
 #include <linux/types.h>
 
 #include "fltest.h"
+#include "fltest_broker.h"
 #include "fastlocal.h"
 #include "../../preload/broker_proto.h"
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)
-#define NOBODY 65534
 #define XFER (4 * MiB)
 
 /* Owned by main (set once before any subtest): the private directory with
@@ -59,35 +59,24 @@ static const char *fl_child_pins;
 
 /* ------------------------------------------------------------ helpers */
 
-static int fl_copy(const char *from, const char *to)
-{
-	return fl_t_sh("cp '%s' '%s' && chmod 0755 '%s'", from, to, to);
-}
-
 /* Forks a child that becomes nobody and execs this program's copy with
  * "--nobody MODE ARG", the shim preloaded and the broker named; out_fd
  * becomes its fd 3 and in_fd its stdin when not -1 (every other fd of ours
  * is close-on-exec). */
 static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int in_fd)
 {
-	const char *asan = getenv("FL_TEST_ASAN_RT");
-	char preload[700];
 	pid_t pid = fork();
 
 	if (pid)
 		return pid;
-	snprintf(preload, sizeof(preload), "%s%s%s", asan && *asan ? asan : "",
-		 asan && *asan ? ":" : "", fl_shim);
 	if (in_fd >= 0)
 		dup2(in_fd, 0);
 	if (out_fd >= 0)
 		dup2(out_fd, 3);
-	if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)) {
+	if (fl_t_become_nobody(fl_shim, fl_sock)) {
 		fprintf(stderr, "cannot become nobody: %s\n", strerror(errno));
 		_exit(126);
 	}
-	setenv("LD_PRELOAD", preload, 1);
-	setenv("FASTLOCAL_BROKER", fl_sock, 1);
 	setenv("FASTLOCAL_ENROLL_AFTER", "0", 1);
 	if (fl_child_pins)
 		setenv("FASTLOCAL_PIN_DIR", fl_child_pins, 1);
@@ -149,10 +138,7 @@ static int fl_read_pattern(int fd, size_t n, uint64_t seed)
  * (0 for success) or -1 when it could not be asked. */
 static int fl_ask(uint32_t op, int fd, uint32_t slot, struct fl_broker_rep *rep, int *rfd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
+	union fl_broker_cmsg cm;
 	struct fl_broker_req q = { FL_BROKER_MAGIC, FL_ABI_VERSION, op, slot };
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct iovec iov = { &q, sizeof(q) };
@@ -165,16 +151,8 @@ static int fl_ask(uint32_t op, int fd, uint32_t slot, struct fl_broker_rep *rep,
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", fl_sock);
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
 		goto out;
-	if (fd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
+	if (fd >= 0)
+		fl_broker_attach_fd(&mh, &cm, fd);
 	if (sendmsg(s, &mh, 0) != sizeof(q))
 		goto out;
 	memset(&mh, 0, sizeof(mh));
@@ -281,7 +259,7 @@ static int fl_child_privileges(const char *ids)
 	size_t i;
 	int fd, cg;
 
-	EXPECT(getuid() == NOBODY && geteuid() == NOBODY, "not running as nobody");
+	EXPECT(getuid() == FL_T_NOBODY && geteuid() == FL_T_NOBODY, "not running as nobody");
 	EXPECT(sscanf(ids, "%u,%u,%u", &prog, &map, &link) == 3, "bad ids '%s'", ids);
 	for (i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", fl_t_pin_dir(), pins[i]);
@@ -777,55 +755,9 @@ static int test_mixed_pair(void)
 	return 0;
 }
 
-/* Starts "fastlocal daemon --socket sock [--pin-dir pins]" and waits until
- * it says it listens. Its pid, or -1. */
-static pid_t fl_spawn_daemon(const char *sock, const char *pins)
-{
-	char line[512] = "";
-	int out[2];
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(out))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		dup2(out[1], 1);
-		close(out[0]);
-		close(out[1]);
-		/* Never outlives the test, even one killed by its alarm. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		/* The broker is not a client: no shim in it. */
-		if (getenv("FL_TEST_ASAN_RT") && *getenv("FL_TEST_ASAN_RT"))
-			setenv("LD_PRELOAD", getenv("FL_TEST_ASAN_RT"), 1);
-		else
-			unsetenv("LD_PRELOAD");
-		if (pins)
-			execl(fl_t_cli(), fl_t_cli(), "daemon", "--socket", sock, "--pin-dir", pins,
-			      (char *)NULL);
-		else
-			execl(fl_t_cli(), fl_t_cli(), "daemon", "--socket", sock, (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	n = read(out[0], line, sizeof(line) - 1); /* it says so once it listens */
-	if (n > 0)
-		line[n] = 0;
-	close(out[0]);
-	if (!strstr(line, "serving")) {
-		fprintf(stderr, "  fastlocal daemon did not start: %s\n", line);
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-		}
-		return -1;
-	}
-	return pid;
-}
-
 static int fl_start_daemon(void)
 {
-	fl_daemon = fl_spawn_daemon(fl_sock, NULL);
+	fl_daemon = fl_t_daemon_start(fl_sock, getenv("FASTLOCAL_PIN_DIR"));
 	return fl_daemon > 0 ? 0 : -1;
 }
 
@@ -859,7 +791,7 @@ static int test_domains_are_capped(void)
 	snprintf(sock, sizeof(sock), "%s/run/domains.sock", fl_dir);
 	FL_T_CHECK(fl_t_sh("'%s' load --pin-dir '%s' >/dev/null", fl_t_cli(), pins) == 0,
 		   "cannot load into %s", pins);
-	d = fl_spawn_daemon(sock, pins);
+	d = fl_t_daemon_start(sock, pins);
 	if (d < 0) {
 		fl_t_sh("'%s' unload --pin-dir '%s' >/dev/null", fl_t_cli(), pins);
 		FL_T_CHECK(0, "the second broker did not start");
@@ -914,13 +846,10 @@ static int test_daemon_runs(void)
 
 static int test_daemon_stops(void)
 {
-	int st = 0;
+	int err = fl_t_daemon_stop(fl_daemon, fl_sock);
 
-	FL_T_CHECK(!kill(fl_daemon, SIGTERM) && waitpid(fl_daemon, &st, 0) == fl_daemon,
-		   "cannot stop the daemon");
-	FL_T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the daemon exited with %d", st);
-	FL_T_CHECK(access(fl_sock, F_OK) && errno == ENOENT, "the socket is still there");
 	fl_daemon = -1;
+	FL_T_CHECK(err == 0, "the daemon did not exit 0 on SIGTERM, or left its socket behind");
 	return 0;
 }
 
@@ -955,7 +884,6 @@ static int test_drain_after_unload(void)
 
 int main(int argc, char **argv)
 {
-	char exe[512];
 	ssize_t n;
 
 	if (argc == 4 && !strcmp(argv[1], "--nobody")) {
@@ -969,18 +897,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Copies nobody can read and execute, wherever the build tree is. */
-	snprintf(fl_dir, sizeof(fl_dir), "/tmp/fl-broker-test-%d", (int)getpid());
-	snprintf(fl_sock, sizeof(fl_sock), "%s/run/broker.sock", fl_dir);
-	snprintf(fl_self, sizeof(fl_self), "%s/broker_nobody", fl_dir);
-	snprintf(fl_shim, sizeof(fl_shim), "%s/libfastlocal.so", fl_dir);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0)
-		exe[n] = 0;
-	if (n <= 0 || mkdir(fl_dir, 0755) || fl_copy(exe, fl_self) ||
-	    fl_copy(fl_t_lib(), fl_shim)) {
+	if (fl_t_nobody_copies("broker_nobody", fl_dir, fl_self, fl_shim, sizeof(fl_dir))) {
 		printf("FAIL: cannot prepare %s\n", fl_dir);
 		return 1;
 	}
+	snprintf(fl_sock, sizeof(fl_sock), "%s/run/broker.sock", fl_dir);
 	signal(SIGPIPE, SIG_IGN);
 	/* A child that never answers must fail the test, not hang the suite. */
 	alarm(120);
