@@ -314,14 +314,14 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	}
 	if (!fl_is_tcp_socket(fd))
 		return -ENOTSUP; /* not ours to accelerate; not a fallback */
-	if (fl_config()->has_rules && fl_excluded(fd)) {
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
+	    getpeername(fd, (struct sockaddr *)&remote, &rlen))
+		return errno == ENOTCONN ? -ENOTSUP : -errno;
+	if (fl_config()->has_rules && fl_excluded(&local, &remote)) {
 		fl_mark_off(fd);
 		return fl_fallback(fd, -ECANCELED, FL_USTAT_FB_EXCLUDED,
 				   "excluded by a port or address rule");
 	}
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
-	    getpeername(fd, (struct sockaddr *)&remote, &rlen))
-		return errno == ENOTCONN ? -ENOTSUP : -errno;
 	olen = sizeof(netns);
 	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
 		netns = 0;

@@ -4,10 +4,11 @@
 #define FL_EXCLUDE_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 
-/* True when ports/skip_ports/addresses/skip_addresses (conf.h) keep this
- * connected TCP socket on TCP. Costs getsockname+getpeername, so callers
- * ask only when fl_config()->has_rules; never on the send/recv path. */
-bool fl_excluded(int fd);
+/* True when ports/skip_ports/addresses/skip_addresses (conf.h) keep the
+ * connection with these ends (getsockname/getpeername) on TCP. No system
+ * call; callers ask only when fl_config()->has_rules, at enrollment. */
+bool fl_excluded(const struct sockaddr_storage *local, const struct sockaddr_storage *remote);
 
 #endif
