@@ -22,13 +22,18 @@
  * Once a direction falls back to TCP it returns to redirect only when the
  * gate holds again. docs/design.md has the argument and the state machine.
  *
- * IMPORTANT: both programs only ever return "continue": fl_verdict returns
+ * fl_holders (cgroup getsockopt, at the cgroup2 root) answers one question
+ * of the shim about a socket it is enrolling: who else holds it
+ * (FL_SO_HOLDERS, fastlocal.h). Every other getsockopt is left alone.
+ *
+ * IMPORTANT: all programs only ever return "continue": fl_verdict returns
  * SK_PASS (SK_DROP would fail the write and lose the bytes; SK_PASS with no
- * redirect set is plain TCP), fl_sockops returns 1.
+ * redirect set is plain TCP), fl_sockops and fl_holders return 1.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "fastlocal.h"
 
 #define FL_SEND_SHUTDOWN 2 /* include/net/sock.h */
@@ -605,7 +610,7 @@ int fl_verdict(struct sk_msg_md *msg)
 	struct tcp_sock *tp;
 	struct fl_key peer_key;
 	struct fl_sk *st;
-	__u32 wseq;
+	__u32 wseq, moved;
 
 	if (!sk)
 		return fl_pass(NULL, FL_STAT_PASS_NOT_ENROLLED_BYTES, len);
@@ -620,8 +625,16 @@ int fl_verdict(struct sk_msg_md *msg)
 	/* Kernel truth: every byte this socket ever queued to TCP advanced
 	 * write_seq (the socket lock serialises this program per socket). */
 	wseq = tp->write_seq;
-	me->tcp_sent += (__u32)(wseq - me->last_write_seq);
+	moved = (__u32)(wseq - me->last_write_seq);
+	me->tcp_sent += moved;
 	me->last_write_seq = wseq;
+	/* Bytes TCP carried that no verdict saw: sent before the socket
+	 * joined the sockhash (pending, or waiting for its peer). Counted as
+	 * passed here, once, so that "over TCP" is every byte. */
+	if (moved > me->tcp_pending) {
+		fl_count(FL_STAT_PASSED_BYTES, moved - me->tcp_pending);
+		fl_count(FL_STAT_PASS_NOT_ENROLLED_BYTES, moved - me->tcp_pending);
+	}
 	me->tcp_pending = 0;
 
 	/* The redirect path does not check SEND_SHUTDOWN (a write after
@@ -637,6 +650,12 @@ int fl_verdict(struct sk_msg_md *msg)
 	peer = fl_peer_slot(me, st);
 	if (!peer)
 		return fl_pass(me, FL_STAT_PASS_NO_PEER_BYTES, len);
+	/* A peer that has not joined the sockhash yet cannot be redirected to;
+	 * one that joined while another fd or process held its socket may have
+	 * a reader asleep in TCP's recvmsg, which would never see the bytes. */
+	if (!(peer->flags & FL_SLOT_RX_READY))
+		return fl_pass(me, (peer->flags & FL_SLOT_JOINED) ? FL_STAT_PASS_PEER_SHARED_BYTES :
+				   FL_STAT_PASS_NO_PEER_BYTES, len);
 	if (peer->flags & FL_SLOT_BLIND)
 		return fl_pass(me, FL_STAT_PASS_BLIND_BYTES, len);
 	if (peer->flags & FL_SLOT_RCV_SHUT)
@@ -684,4 +703,68 @@ int fl_verdict(struct sk_msg_md *msg)
 	fl_count(FL_STAT_REDIRECTED_MSGS, 1);
 	fl_count(FL_STAT_REDIRECTED_BYTES, len);
 	return SK_PASS;
+}
+
+/* ------------------------------------------------------------- holders */
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+/* The kernel before 6.13 counted a file's references in f_count. */
+struct file___f_count {
+	atomic_long_t f_count;
+} __attribute__((preserve_access_index));
+
+/*
+ * References to a file. IMPORTANT: since Linux 6.13 ("fs: add file_ref")
+ * the count is a file_ref_t whose value is the count minus one (0: one
+ * reference); before, f_count held the count itself.
+ */
+static __always_inline __u64 fl_file_refs(struct file *f)
+{
+	if (bpf_core_field_exists(f->f_ref))
+		return (__u64)BPF_CORE_READ(f, f_ref.refcnt.counter) + 1;
+	return (__u64)BPF_CORE_READ((struct file___f_count *)f, f_count.counter);
+}
+
+/*
+ * getsockopt(fd, FL_SOL_FASTLOCAL, FL_SO_HOLDERS, &struct fl_holders): runs
+ * after the kernel's own handler, which refused the unknown level. The
+ * asking call itself holds a reference exactly when its fd table is shared
+ * (fdget in a multi-threaded process takes one; a single-threaded one
+ * borrows the table's): then files->count > 1. That count can only be
+ * wrong in the safe direction (a thread that exits meanwhile makes the
+ * answer "shared").
+ */
+SEC("cgroup/getsockopt")
+int fl_holders(struct bpf_sockopt *ctx)
+{
+	struct bpf_sockopt_kern *kctx;
+	struct fl_holders *out;
+	struct task_struct *task;
+	struct socket *sock;
+	struct file *file;
+	struct sock *sk;
+
+	if (ctx->level != FL_SOL_FASTLOCAL || ctx->optname != FL_SO_HOLDERS)
+		return 1;
+	out = ctx->optval;
+	if ((void *)(out + 1) > ctx->optval_end)
+		return 1; /* too small: the kernel's ENOPROTOOPT stands */
+	kctx = bpf_cast_to_kern_ctx(ctx);
+	sk = kctx->sk;
+	if (!sk)
+		return 1;
+	sock = sk->sk_socket;
+	if (!sock)
+		return 1;
+	file = sock->file;
+	if (!file)
+		return 1;
+	task = (struct task_struct *)bpf_get_current_task();
+	out->file_refs = fl_file_refs(file);
+	out->own_call = BPF_CORE_READ(task, files, count.counter) > 1;
+	out->version = 1;
+	ctx->optlen = sizeof(*out);
+	ctx->retval = 0;
+	return 1;
 }

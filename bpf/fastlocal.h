@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 5
+#define FL_ABI_VERSION 6
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -25,6 +25,8 @@
 #define FL_PIN_PROG_VERDICT "prog_verdict"
 #define FL_PIN_PROG_SOCKOPS "prog_sockops"
 #define FL_PIN_LINK_SOCKOPS "link_sockops"
+#define FL_PIN_PROG_HOLDERS "prog_holders"
+#define FL_PIN_LINK_HOLDERS "link_holders"
 #define FL_PIN_MAP_SOCKHASH "map_sockhash"
 #define FL_PIN_MAP_SK       "map_sk"
 #define FL_PIN_MAP_SLOTS    "map_slots"
@@ -122,11 +124,13 @@ struct fl_sk {
 };
 
 #define FL_SK_ISN      (1u << 0) /* snd_isn/rcv_isn recorded at establishment */
-#define FL_SK_ENROLLED (1u << 1) /* key/peer/slot/cookie valid; in the sockhash */
+#define FL_SK_ENROLLED (1u << 1) /* key/peer/slot/cookie valid; in the slot index */
 #define FL_SK_ACTIVE   (1u << 2) /* this end called connect() */
 /* The shim left this connection on TCP because the configuration says so
  * (FASTLOCAL=0): sockops counts its TCP bytes when it closes. */
 #define FL_SK_OFF      (1u << 3)
+/* In the sockhash (FL_SK_ENROLLED alone: announced, waiting for the peer). */
+#define FL_SK_JOINED   (1u << 4)
 
 /*
  * struct fl_slot - one enrolled socket's live counters, in the mmap-able
@@ -172,6 +176,14 @@ struct fl_slot {
 /* The owner shut down reading (SHUT_RD): bytes for it go over TCP, which
  * answers them with a reset as it does for any socket that stopped reading. */
 #define FL_SLOT_RCV_SHUT (1u << 2)
+/* The owner's socket is in the sockhash (an end that enrolled before its
+ * peer waits outside it, docs/design.md "Joining"). */
+#define FL_SLOT_JOINED (1u << 3)
+/* Redirects into the owner's socket are safe: it is in the sockhash and,
+ * when it joined, nothing but the enrolling fd held it, so no reader can be
+ * asleep in TCP's own recvmsg, which never sees redirected bytes
+ * (docs/design.md "Shared sockets"). Set once, never cleared. */
+#define FL_SLOT_RX_READY (1u << 4)
 
 enum fl_dir {
 	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */
@@ -201,7 +213,7 @@ enum fl_stat {
 	FL_STAT_PASSED_MSGS = 2,
 	FL_STAT_PASSED_BYTES = 3,
 	/* bytes passed to TCP, by reason */
-	FL_STAT_PASS_NOT_ENROLLED_BYTES = 4, /* sender has no enrollment record */
+	FL_STAT_PASS_NOT_ENROLLED_BYTES = 4, /* sender has no enrollment record, or sent them before it joined */
 	FL_STAT_PASS_NO_PEER_BYTES = 5,      /* the other end is not enrolled */
 	FL_STAT_PASS_GATE_BYTES = 6,         /* ordering gate shut: TCP bytes unread */
 	FL_STAT_PASS_FLOW_BYTES = 7,         /* peer's budget of unread bytes full */
@@ -222,6 +234,8 @@ enum fl_stat {
 					      * SYN had none (syncookies, stripped, listener
 					      * older than the load) */
 	/* 20-23: reserved for the broker's counters */
+	FL_STAT_PASS_PEER_SHARED_BYTES = 24, /* the peer joined, but another fd or process
+					      * held its socket: a reader may wait in TCP */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64
@@ -264,12 +278,40 @@ enum fl_ustat {
 	FL_USTAT_BROKER_ENROLLED = 25,   /* of FL_USTAT_ENROLLED: by "fastlocal daemon" for an
 					  * unprivileged process */
 	FL_USTAT_FB_NO_NONCE = 26,       /* a non-loopback connection without a SYN nonce */
+	FL_USTAT_FB_SHARED = 27,         /* enrollment put off: another fd, thread or process
+					  * held the socket (counted once per socket) */
+	FL_USTAT_RX_NOT_READY = 28,      /* joined while another holder existed: the peer's
+					  * bytes stay on TCP until a later check passes */
+	FL_USTAT_RX_READY_LATE = 29,     /* ... and such a later check passed */
+	FL_USTAT_WAITED_FOR_PEER = 30,   /* enrolled first: waited outside the sockhash for
+					  * the peer (one-sided ends never join) */
+	FL_USTAT_NAGLE_PUSHES = 31,      /* multi-page writes sent over TCP whose tail the shim
+					  * pushed (tcp_bpf's per-page pushes vs Nagle) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64
 
 struct fl_ustats {
 	__u64 c[FL_USTAT_SLOTS];
+};
+
+/*
+ * Who holds a socket (docs/design.md "Shared sockets"). The cgroup
+ * getsockopt program fl_holders answers getsockopt(fd, FL_SOL_FASTLOCAL,
+ * FL_SO_HOLDERS) on any socket, for any caller, with struct fl_holders:
+ * how many references the socket's file has (an fd in any process, a
+ * system call in progress in a multi-threaded process, a poll wait, an
+ * SCM_RIGHTS message in flight, io_uring), and whether the asking call
+ * holds one of them itself. The level is no protocol's, so without the
+ * program the call fails (ENOPROTOOPT) and the shim assumes "shared".
+ */
+#define FL_SOL_FASTLOCAL 0x464c4f43 /* "FLOC" */
+#define FL_SO_HOLDERS    1
+
+struct fl_holders {
+	__u64 file_refs; /* references to the socket's struct file */
+	__u32 own_call;  /* 1 if the asking call holds one (its fd table is shared) */
+	__u32 version;   /* 1 */
 };
 
 /* Value of fl_domain_uid, written by "fastlocal daemon" only: which uid a

@@ -21,6 +21,7 @@
 #include "exclude.h"
 #include "fault.h"
 #include "fdtable.h"
+#include "holders.h"
 #include "libc.h"
 #include "local_addr.h"
 #include "log.h"
@@ -131,8 +132,118 @@ static uint32_t fl_budget(int fd, struct fl_fd *e)
 	return fl_default_budget();
 }
 
-/* Records fd as enrolled in slot/gen in the fd table, with a send buffer. */
-static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
+/* Counted in the shared counters only by a shim that can write them; a
+ * brokered process's are private, and the broker counts for it. */
+static void fl_ustat_own(const struct fl_maps *m, enum fl_ustat idx)
+{
+	if (!m->brokered)
+		fl_ustat_add(idx, 1);
+}
+
+/*
+ * The fd's socket is in the sockhash now: its slot says so, it gets a send
+ * buffer, and redirects into it are allowed if nobody else holds it.
+ * IMPORTANT: the holders check comes after the insert. A reader that enters
+ * the kernel after it runs tcp_bpf's recvmsg, which sees both queues; one
+ * that was already inside TCP's own recvmsg holds a reference to the file
+ * (an fd of another process, or its call in progress), and the check sees
+ * it. Checked before the insert only, a fork or an SCM_RIGHTS between the
+ * two would slip through.
+ */
+static void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
+			     bool inserted)
+{
+	struct fl_slot *s = fl_slot_at(e->slot);
+	bool alone;
+
+	if (s)
+		__atomic_fetch_or(&s->flags, FL_SLOT_JOINED, __ATOMIC_SEQ_CST);
+	/* Calls of ours still in flight began before the join (fl_enroll_check_ready). */
+	if (__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST)) {
+		alone = false;
+		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
+	} else {
+		alone = s && fl_holders_others(fd) == 0;
+	}
+	e->tx = fl_tx_attach(fd, e->slot, e->gen, cookie);
+	/* Another process may write it too: its bytes and ours must reach
+	 * the kernel in the order the two write() calls returned (tx.h). */
+	if (e->tx && !alone)
+		fl_tx_set_shared(e->tx);
+	if (e->tx && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH))
+		fl_tx_set_through(e->tx, fd);
+	fl_fd_retry_reset(e);
+	if (alone) {
+		__atomic_fetch_or(&s->flags, FL_SLOT_RX_READY, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
+	} else if (s && !(__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & FL_SLOT_RX_READY)) {
+		fl_ustat_own(m, FL_USTAT_RX_NOT_READY);
+		fl_debug("fd %d: joined while another fd, thread or process held it: its peer's "
+			 "bytes stay on TCP until nobody else does", fd);
+	} else if (s) {
+		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
+	}
+	if (inserted)
+		fl_ustat_own(m, FL_USTAT_ENROLLED);
+	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
+}
+
+/*
+ * IMPORTANT: the check runs with the fd held in ENROLLING, so that no call
+ * of this process through it starts meanwhile, and only if none is in
+ * flight (e->inflight, io.c): every reference the kernel then counts
+ * beyond this fd and this call belongs to someone the shim cannot see (a
+ * dup, another process, a stdio read, a raw system call), any of which may
+ * sleep in TCP's own recvmsg. A call of ours in flight would hold a
+ * reference too, and there is no telling, from here, whether it entered
+ * before or after the join, nor whether its reference is the one counted;
+ * so the check waits for a moment without any (the last one out asks).
+ */
+void fl_enroll_check_ready(int fd, struct fl_fd *e)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+	struct fl_slot *s = fl_slot_at(e->slot);
+	uint32_t expect = FL_FD_ENROLLED;
+	uint64_t cookie = 0;
+	socklen_t olen = sizeof(cookie);
+	bool ready = false;
+	int saved = errno;
+
+	if (!m || !s)
+		return;
+	if (__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & FL_SLOT_RX_READY) {
+		/* Made ready through another fd of this socket. */
+		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return;
+	if (__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST)) {
+		/* Not asked: the last call out asks, whatever the backoff. */
+		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
+		errno = saved;
+		return;
+	}
+	__atomic_fetch_and(&e->flags, ~FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
+	/* The fd must still name the slot's socket (a close behind our back). */
+	if (!libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) &&
+	    cookie == __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) && fl_holders_others(fd) == 0) {
+		__atomic_fetch_or(&s->flags, FL_SLOT_RX_READY, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
+		ready = true;
+	}
+	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
+	errno = saved;
+	if (ready) {
+		fl_ustat_own(m, FL_USTAT_RX_READY_LATE);
+		fl_debug("fd %d: nobody else holds it now: its peer may redirect to it", fd);
+	}
+}
+
+/* Records fd as announced in slot/gen (WAITING): reads count in the slot. */
+static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
@@ -140,22 +251,152 @@ static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint64_t cookie
 		return -ENOMEM;
 	e->slot = slot;
 	e->gen = gen;
-	e->tx = fl_tx_attach(fd, slot, gen, cookie);
-	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
+	e->tx = NULL;
+	fl_fd_retry_reset(e);
+	__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* The socket was enrolled by some process before (fork, exec): use its slot. */
-static int fl_adopt(int fd, const struct fl_sk *st)
+/* The record of an announced fd, if the fd still names the socket of its
+ * slot; 0 or -ENOENT. */
+static int fl_enroll_own_record(const struct fl_maps *m, int fd, const struct fl_fd *e,
+				struct fl_sk *st)
 {
+	struct fl_slot *s = fl_slot_at(e->slot);
+
+	if (!s || fl_em_read(fl_own_fd_get(&m->sk), fd, st) || !(st->flags & FL_SK_ENROLLED) ||
+	    st->slot != e->slot || st->cookie != __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE))
+		return -ENOENT;
+	return 0;
+}
+
+/* Withdraws an announcement that cannot join (the kernel refused the
+ * insert): nothing was ever redirected to or from it. */
+static void fl_enroll_withdraw(const struct fl_maps *m, int fd, struct fl_fd *e, struct fl_sk *st)
+{
+	struct fl_em_maps em;
+
+	fl_enroll_em_maps(m, &em);
+	fl_em_withdraw(&em, fd, st);
+	fl_slot_free(e->slot, st->cookie);
+	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
+}
+
+/* The one debug line an enrollment gives ("enrolled" is what the docs and
+ * tests look for). */
+static void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st, const char *how)
+{
+	struct fl_slot *s = fl_slot_at(e->slot);
+
+	fl_debug("fd %d: enrolled%s (slot %u, port %u -> %u, budget %u)", fd, how, e->slot,
+		 st ? st->key.local_port : 0, st ? st->key.remote_port : 0,
+		 s ? __atomic_load_n(&s->budget, __ATOMIC_RELAXED) : 0);
+}
+
+/*
+ * One attempt to join the sockhash for an announced fd (the caller holds it
+ * in ENROLLING). Joins only once the peer has announced itself: an end
+ * alone in the sockhash would pay tcp_bpf's costs for nothing, and one
+ * whose peer never runs the shim would never leave. 0 (joined, or still
+ * waiting: e->state says which) or -errno (back on TCP for good).
+ */
+static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *e)
+{
+	struct fl_em_maps em;
+	struct fl_sk st;
+	char why[96];
+	int err;
+
+	if (fl_enroll_own_record(m, fd, e, &st)) {
+		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
+		return -ENOENT;
+	}
+	fl_enroll_em_maps(m, &em);
+	if (st.flags & FL_SK_JOINED) {
+		/* Another process that shares the socket joined it. */
+		fl_enroll_joined(m, fd, e, st.cookie, false);
+		return 0;
+	}
+	if (!fl_em_peer_announced(&em, &st)) {
+		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
+		return 0;
+	}
+	err = fl_em_join(&em, fd, &st, fl_fault_insert() /* tests only (fault.h) */);
+	if (err == -EEXIST && fl_em_joined_already(&em, &st, st.cookie)) {
+		fl_enroll_joined(m, fd, e, st.cookie, false); /* a sharer won the race */
+		return 0;
+	}
+	if (err) {
+		fl_enroll_withdraw(m, fd, e, &st);
+		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
+		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
+	}
+	fl_enroll_joined(m, fd, e, st.cookie, true);
+	fl_enroll_say(fd, e, &st, "");
+	return 0;
+}
+
+/* The same through the broker, which alone can read the records. */
+static int fl_enroll_join_brokered(const struct fl_maps *m, int fd, struct fl_fd *e)
+{
+	struct fl_slot *s = fl_slot_at(e->slot);
+	struct fl_broker_rep rep;
+	char why[96];
+	int err = fl_broker_call(FL_BROKER_JOIN, fd, e->slot, &rep);
+
+	if (err == -EINPROGRESS || err == -ETIMEDOUT) {
+		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
+		return 0; /* the peer has not announced itself yet (or no answer): later */
+	}
+	if (err) {
+		if (s)
+			fl_slot_free(e->slot, __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE));
+		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
+		snprintf(why, sizeof(why), "the broker could not join it: %s", strerror(-err));
+		return fl_fallback(fd, err, FL_USTAT__NR, why);
+	}
+	fl_enroll_joined(m, fd, e, rep.cookie, true);
+	fl_enroll_say(fd, e, NULL, " by the broker");
+	return 0;
+}
+
+bool fl_enroll_join(int fd, struct fl_fd *e)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+	uint32_t expect = FL_FD_WAITING;
+	int saved = errno;
+
+	if (!m || !__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
+					       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return fl_fd_state(e) == FL_FD_ENROLLED;
+	if (m->brokered)
+		fl_enroll_join_brokered(m, fd, e);
+	else
+		fl_enroll_join_direct(m, fd, e);
+	errno = saved;
+	return fl_fd_state(e) == FL_FD_ENROLLED;
+}
+
+/* The socket was announced by some process before (fork, exec): use its
+ * slot, joined or waiting as its record says. */
+static int fl_adopt(int fd, const struct fl_sk *st, bool joined)
+{
+	const struct fl_maps *m = fl_maps_if_open();
 	struct fl_slot *s = fl_slot_at(st->slot);
+	struct fl_fd *e;
 	uint64_t gen;
 
-	if (!s || __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) != st->cookie)
+	if (!m || !s || __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) != st->cookie)
 		return fl_fallback(fd, -ENODATA, FL_USTAT__NR, "enrolled before, but its slot is gone");
 	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
-	fl_debug("fd %d: adopted (slot %u)", fd, st->slot);
-	return fl_enroll_record(fd, st->slot, gen, st->cookie);
+	if (fl_enroll_record(fd, st->slot, gen))
+		return -ENOMEM;
+	e = fl_fd_peek(fd);
+	fl_debug("fd %d: adopted (slot %u, %s)", fd, st->slot, joined ? "joined" : "waiting");
+	if (!joined)
+		return 0;
+	fl_enroll_joined(m, fd, e, st->cookie, false);
+	return 0;
 }
 
 /* Not root: the broker reads the socket's record (only for its owner). */
@@ -170,7 +411,7 @@ static int fl_adopt_brokered(int fd)
 	memset(&st, 0, sizeof(st));
 	st.slot = rep.slot;
 	st.cookie = rep.cookie;
-	return fl_adopt(fd, &st);
+	return fl_adopt(fd, &st, rep.joined);
 }
 
 int fl_enroll_adopt(int fd)
@@ -184,7 +425,7 @@ int fl_enroll_adopt(int fd)
 		return fl_adopt_brokered(fd);
 	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
 		return -ENODATA;
-	return fl_adopt(fd, &st);
+	return fl_adopt(fd, &st, st.flags & FL_SK_JOINED);
 }
 
 int fl_enroll(int fd)
@@ -197,17 +438,17 @@ void fl_enroll_or_defer(int fd)
 	struct fl_fd *e;
 
 	if (!fl_config()->enroll_after || !fl_config()->enabled) {
-		fl_enroll(fd);
-		return;
-	}
-	e = fl_fd_get(fd);
-	if (!e) {
+		/* Shared already (fork before connect): pending, asked again. */
+		if (fl_enroll(fd) != -EAGAIN || !(e = fl_fd_get(fd)))
+			return;
+	} else if (!(e = fl_fd_get(fd))) {
 		fl_enroll(fd);
 		return;
 	}
 	__atomic_store_n(&e->pend_read, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->pend_moved, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->pend_readers, 0, __ATOMIC_RELAXED);
+	fl_fd_retry_reset(e);
 	__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE);
 }
 
@@ -215,25 +456,29 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 {
 	uint32_t expect = FL_FD_PENDING;
 	uint64_t moved;
-	int saved;
+	int saved, err;
 
 	moved = __atomic_add_fetch(&e->pend_moved, n, __ATOMIC_RELAXED);
 	if (moved < fl_config()->enroll_after)
+		return false;
+	/* Someone else held the socket last time: asked again, less and less
+	 * often (fdtable.h). */
+	if ((__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_SHARED) && !fl_fd_retry_due(e))
 		return false;
 	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return fl_fd_state(e) == FL_FD_ENROLLED;
 	/*
-	 * IMPORTANT: not while another thread is inside a read of this socket.
-	 * That read waits in TCP's recvmsg for TCP's queue; once the socket is
-	 * in the sockhash, its peer's bytes arrive in the redirected queue,
-	 * which that wait never looks at: it would sleep forever. So the
-	 * enrollment waits for a moment without readers (the last reader's
-	 * own fl_rx_end tries again). Readers count themselves before they
-	 * look at the state, this thread sets the state before it looks at
-	 * the count (both sequentially consistent): one of the two sees the
-	 * other. Every finished read is in pend_read by then, so "consumed"
-	 * starts exact.
+	 * IMPORTANT: not while another thread is inside a read of this socket
+	 * through this fd. That read waits in TCP's recvmsg for TCP's queue;
+	 * once the socket is in the sockhash, its peer's bytes could arrive in
+	 * the redirected queue, which that wait never looks at. The kernel
+	 * check after the insert (fl_enroll_joined) would catch it too; this
+	 * one is free, and it makes the count below exact: readers count
+	 * themselves before they look at the state, this thread sets the state
+	 * before it looks at the count (both sequentially consistent), so
+	 * every finished read is in pend_read and "consumed" starts exact. The
+	 * last reader's own fl_rx_end tries again.
 	 */
 	if (__atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
@@ -241,7 +486,10 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	}
 	saved = errno;
 	fl_debug("fd %d: moved %llu bytes over TCP, enrolling", fd, (unsigned long long)moved);
-	if (fl_enroll_read(fd, __atomic_load_n(&e->pend_read, __ATOMIC_SEQ_CST)))
+	err = fl_enroll_read(fd, __atomic_load_n(&e->pend_read, __ATOMIC_SEQ_CST));
+	if (err == -EAGAIN)
+		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE); /* shared: later */
+	else if (err)
 		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE); /* stays on TCP */
 	errno = saved;
 	return fl_fd_state(e) == FL_FD_ENROLLED;
@@ -250,24 +498,27 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 /*
  * Not root: claims a slot in our own domain, then asks the broker, which
  * checks that the socket is ours and the slot is ours and holds its cookie,
- * reads the ISN record, builds the key and writes the maps exactly as
- * fl_enroll_read does (enroll_maps.c). The slot's write_seq baseline comes
- * from the ISN, which only the broker can read: it sets it.
+ * reads the ISN record, builds the key and announces it exactly as
+ * fl_enroll_read does (enroll_maps.c), and joins the sockhash at once if
+ * the peer has announced itself. The slot's write_seq baseline comes from
+ * the ISN, which only the broker can read: it sets it.
  */
-static int fl_enroll_brokered(int fd, struct fl_fd *e, uint64_t already_read)
+static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
+			      uint64_t already_read)
 {
 	uint64_t cookie = 0, gen = 0;
 	socklen_t olen = sizeof(cookie);
 	uint32_t budget = fl_budget(fd, e);
+	struct fl_broker_rep rep;
 	char why[96];
 	int slot, err;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
 		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
 	slot = fl_slot_alloc(cookie, budget, 0, already_read, &gen);
 	if (slot < 0)
 		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
-	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
+	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, &rep);
 	if (err == -EALREADY) {
 		/* Enrolled before (inherited): use the slot it has. */
 		fl_slot_free((uint32_t)slot, cookie);
@@ -286,12 +537,30 @@ static int fl_enroll_brokered(int fd, struct fl_fd *e, uint64_t already_read)
 		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen);
 	if (err)
 		return err;
-	fl_ustat_add(FL_USTAT_ENROLLED, 1);
-	fl_debug("fd %d: enrolled by the broker (slot %#x, budget %u)", fd, (unsigned)slot, budget);
+	e = fl_fd_peek(fd);
+	if (rep.joined) {
+		fl_enroll_joined(m, fd, e, cookie, true);
+		fl_enroll_say(fd, e, NULL, " by the broker");
+	} else {
+		fl_debug("fd %d: announced by the broker (slot %#x), waiting for its peer", fd,
+			 (unsigned)slot);
+	}
 	return 0;
+}
+
+/* Another fd, thread or process holds the socket: put enrollment off (the
+ * fd stays pending; fl_pending_io asks again, less and less often). */
+static int fl_enroll_put_off(int fd, struct fl_fd *e)
+{
+	if (e && !(__atomic_fetch_or(&e->flags, FL_FDF_SHARED, __ATOMIC_RELAXED) & FL_FDF_SHARED)) {
+		fl_fd_retry_reset(e);
+		return fl_fallback(fd, -EAGAIN, FL_USTAT_FB_SHARED,
+				   "another fd, thread or process holds it (asked again later)");
+	}
+	return -EAGAIN;
 }
 
 int fl_enroll_read(int fd, uint64_t already_read)
@@ -323,7 +592,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 				   "excluded by a port or address rule");
 	}
 	olen = sizeof(netns);
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
 		netns = 0;
 	/* A peer address not of this namespace may still be another
 	 * namespace of this host: decided below, once the key is known. */
@@ -331,7 +600,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	olen = sizeof(lowat);
 	if (fl_compat_on() &&
 	    ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
-	     (!getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1))) {
+	     (!libc_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1))) {
 		fl_maps();
 		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
 				   "SO_RCVLOWAT or SO_PEEK_OFF is set (the redirect path ignores them)");
@@ -345,18 +614,29 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	if (!m)
 		return fl_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
 
-	if (m->brokered)
-		return fl_enroll_brokered(fd, e, already_read);
-
+	/*
+	 * Held by anyone else now (another fd, thread or process): a reader
+	 * there may sleep in TCP's recvmsg (holders.h). Asked again after the
+	 * insert too (fl_enroll_joined); this early answer spares the work,
+	 * and keeps such a socket out of the sockhash altogether. A socket some
+	 * process enrolled before it was shared is adopted, shared or not.
+	 */
+	if (m->brokered) {
+		if (fl_holders_others(fd) != 0)
+			return fl_adopt_brokered(fd) ? fl_enroll_put_off(fd, e) : 0;
+		return fl_enroll_brokered(m, fd, e, already_read);
+	}
 	/* The ISNs sockops recorded when the connection was established. */
 	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st))
 		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
 				   "no ISN record (established before fastlocal was loaded)");
 	if (st.flags & FL_SK_ENROLLED)
-		return fl_adopt(fd, &st);
+		return fl_adopt(fd, &st, st.flags & FL_SK_JOINED);
+	if (fl_holders_others(fd) != 0)
+		return fl_enroll_put_off(fd, e);
 
 	olen = sizeof(cookie);
-	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
 		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
 	err = fl_em_build_keys(&st, netns, &local, &remote);
 	if (err == -ENODATA)
@@ -382,21 +662,29 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	fl_ref_fill_owner(&ref);
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
 	fl_enroll_em_maps(m, &em);
-	err = fl_em_insert(&em, fd, &st, &ref, fl_fault_insert() /* tests only (fault.h) */);
+	err = fl_em_announce(&em, fd, &st, &ref);
 	if (err) {
 		char why[96];
 
 		fl_slot_free((uint32_t)slot, cookie);
-		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
+		snprintf(why, sizeof(why), "the kernel refused the record: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen, cookie);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen);
 	if (err)
 		return err;
-	fl_ustat_add(FL_USTAT_ENROLLED, 1);
-	fl_debug("fd %d: enrolled (slot %u, port %u -> %u, budget %u)", fd, slot,
-		 st.key.local_port, st.key.remote_port, budget);
-	return 0;
+	e = fl_fd_peek(fd);
+	/* Join now if the peer is there already; otherwise wait for it: the
+	 * fd's I/O asks again (io.c). */
+	__atomic_store_n(&e->state, FL_FD_ENROLLING, __ATOMIC_SEQ_CST);
+	err = fl_enroll_join_direct(m, fd, e);
+	if (!err && fl_fd_state(e) == FL_FD_WAITING) {
+		fl_ustat_add(FL_USTAT_WAITED_FOR_PEER, 1);
+		fl_debug("fd %d: announced (slot %u, port %u -> %u, budget %u); waits outside the "
+			 "sockhash until its peer enrolls", fd, (unsigned)slot, st.key.local_port,
+			 st.key.remote_port, budget);
+	}
+	return err;
 }
 
 /* Anything we buffered goes first (by redirect or TCP: both keep order;
@@ -437,6 +725,29 @@ static int fl_unenroll_brokered(int fd, const struct fl_fd *e, const struct fl_s
 	return 0;
 }
 
+/* An fd waiting outside the sockhash withdraws its announcement: nothing
+ * was ever redirected to or from it, so there is nothing to wait for. */
+static int fl_unenroll_waiting(const struct fl_maps *m, int fd, struct fl_fd *e, const char *why)
+{
+	uint32_t expect = FL_FD_WAITING;
+	struct fl_slot *s = fl_slot_at(e->slot);
+	uint64_t cookie = s ? __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) : 0;
+	struct fl_sk st;
+
+	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return -EBUSY; /* another thread is joining it: asked again later */
+	if (m->brokered)
+		fl_broker_call(FL_BROKER_UNENROLL, fd, 0, NULL);
+	else if (!fl_enroll_own_record(m, fd, e, &st))
+		fl_enroll_withdraw(m, fd, e, &st);
+	if (s)
+		fl_slot_free(e->slot, cookie);
+	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
+	fl_debug("fd %d: %s; withdrew its enrollment, plain TCP from now on", fd, why);
+	return 0;
+}
+
 int fl_unenroll(int fd, const char *why)
 {
 	const struct fl_maps *m = fl_maps_if_open();
@@ -449,6 +760,8 @@ int fl_unenroll(int fd, const char *why)
 	struct fl_em_maps em;
 	struct fl_sk st;
 
+	if (m && fl_fd_state(e) == FL_FD_WAITING)
+		return fl_unenroll_waiting(m, fd, e, why);
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
 	if (m->brokered) {

@@ -9,15 +9,17 @@
 #include "fdtable.h"
 
 /*
- * Enrolls fd, a connected TCP socket, if its peer is on this host: claims a
- * slot for its counters, records its keys and inserts it into the sockhash.
- * Must run before the application reads from the socket (connect/accept).
+ * Enrolls fd, a connected TCP socket, if its peer is on this host and
+ * nobody else holds it: claims a slot for its counters and records its keys
+ * (announces it), then inserts it into the sockhash (joins) if the peer has
+ * announced itself, else leaves it WAITING for that (docs/design.md).
  * A socket that some process enrolled already (inherited through fork or
  * exec) is adopted instead. Returns 0, or -errno for why it stays on TCP:
  *   -ECANCELED  FASTLOCAL=0              -ENOENT   nothing is loaded
  *   -ENOTSUP    not a TCP socket, SO_RCVLOWAT set, not connected
  *   -EREMOTE    the peer is on another host
  *   -ENODATA    no ISN record (established before load)
+ *   -EAGAIN     another fd, thread or process holds it: asked again later
  *   -ENOSPC     every slot taken         other     the kernel's insert error
  * Every fallback is counted and logged at debug level. Never closes fd.
  */
@@ -44,6 +46,18 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n);
 /* Re-attaches fd, a socket this process inherited through exec that was
  * enrolled before: its reads are counted again. 0 or -errno. */
 int fl_enroll_adopt(int fd);
+
+/*
+ * fd is announced and waits outside the sockhash for its peer (WAITING):
+ * joins if the peer has announced itself meanwhile. Called from the fd's
+ * I/O at the backoff points of fl_fd_retry_due. True if enrolled now.
+ */
+bool fl_enroll_join(int fd, struct fl_fd *e);
+
+/* fd is enrolled but another holder existed when it joined: if nobody else
+ * holds it now, lets its peer redirect to it (FL_SLOT_RX_READY). Called
+ * before a read, at the backoff points of fl_fd_retry_due. */
+void fl_enroll_check_ready(int fd, struct fl_fd *e);
 
 /*
  * Takes an enrolled socket off the fast path for good, so that the kernel's

@@ -107,7 +107,9 @@ int fl_fd_next_enrolled(int from)
 			fd |= FL_CHUNK_SIZE - 1; /* skip the whole empty chunk */
 			continue;
 		}
-		if (fl_fd_state(&c[fd & (FL_CHUNK_SIZE - 1)]) == FL_FD_ENROLLED)
+		uint32_t st = fl_fd_state(&c[fd & (FL_CHUNK_SIZE - 1)]);
+
+		if (st == FL_FD_ENROLLED || st == FL_FD_WAITING)
 			return fd;
 	}
 	return -1;
@@ -128,6 +130,15 @@ void fl_fd_copy(int oldfd, int newfd)
 		return;
 	dst->slot = src->slot;
 	dst->gen = src->gen;
+	/* A pending copy starts from what the original has counted: reads
+	 * through the original from now on are not seen here, which can only
+	 * keep its gate shut (design.md), never open it early. */
+	dst->pend_read = __atomic_load_n(&src->pend_read, __ATOMIC_SEQ_CST);
+	dst->pend_moved = __atomic_load_n(&src->pend_moved, __ATOMIC_RELAXED);
+	dst->pend_readers = 0;
+	dst->retry_at_us = fl_fd_now_us(); /* due at once */
+	dst->retry_gap_us = 0;
+	dst->inflight = 0;
 	dst->tx = state == FL_FD_ENROLLED ? src->tx : NULL;
 	if (dst->tx)
 		fl_tx_hold(dst->tx);

@@ -10,7 +10,9 @@
 #ifndef FL_FDTABLE_H
 #define FL_FDTABLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 enum fl_fd_state {
 	FL_FD_UNKNOWN = 0,  /* nothing recorded: plain pass-through */
@@ -19,6 +21,9 @@ enum fl_fd_state {
 	FL_FD_PENDING,      /* connected, not enrolled until it has moved enroll_after
 			     * bytes (config.h); reads are counted in the entry */
 	FL_FD_ENROLLING,    /* a thread is enrolling it: others wait (enroll.c) */
+	FL_FD_WAITING,      /* enrolled (slot, slot index) but waiting outside the
+			     * sockhash until its peer enrolls too (enroll.c); reads
+			     * are counted in its slot, the kernel path is plain TCP */
 };
 
 /* Per-fd flags, kept whatever the state. */
@@ -26,6 +31,14 @@ enum fl_fd_state {
 #define FL_FDF_RCVLOWAT   (1u << 1) /* SO_RCVLOWAT > 1 or SO_PEEK_OFF: receive
 					    * options only TCP's path honours */
 #define FL_FDF_ZEROCOPY   (1u << 2) /* the application set SO_ZEROCOPY */
+#define FL_FDF_RX_READY   (1u << 3) /* its slot has FL_SLOT_RX_READY (a copy, so
+				     * that a read need not look at the slot) */
+#define FL_FDF_SHARED     (1u << 4) /* enrollment found another holder once
+				     * (counted once; checked again later) */
+#define FL_FDF_READY_WANTED (1u << 6) /* a check for FL_FDF_RX_READY found calls
+				       * of ours in flight: the last one out asks */
+#define FL_FDF_THROUGH    (1u << 5) /* written through a stdio FILE too (fdopen):
+				     * its send buffer, once it has one, never holds */
 
 struct fl_tx;
 
@@ -33,7 +46,9 @@ struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
 	uint32_t flags;  /* FL_FDF_*; atomic bit operations */
 	uint32_t slot;   /* with FL_FD_ENROLLED: the socket's slot */
-	uint32_t pad;
+	/* atomic hints: when a check that must be retried runs next
+	 * (CLOCK_MONOTONIC microseconds, wrapping), see fl_fd_retry_due */
+	uint32_t retry_at_us;
 	uint64_t gen;    /* with FL_FD_ENROLLED: the slot generation it owns */
 	struct fl_tx *tx; /* with FL_FD_ENROLLED: its send buffer, or NULL (tx.h) */
 	/* with FL_FD_PENDING (atomic): bytes the application has read (the
@@ -42,7 +57,13 @@ struct fl_fd {
 	uint64_t pend_read;
 	uint64_t pend_moved;
 	uint32_t pend_readers;
-	uint32_t pad2;
+	uint32_t retry_gap_us; /* the wait after the next check (atomic hint) */
+	/* atomic: calls through this fd in progress while its socket waits
+	 * (WAITING) or is enrolled but not yet safe to redirect into (no
+	 * FL_FDF_RX_READY); the check that makes it safe runs only when
+	 * there are none (enroll.c, fl_enroll_check_ready) */
+	uint32_t inflight;
+	uint32_t pad;
 };
 
 #define FL_FD_MAX (1 << 20) /* fds above are never tracked (pass-through) */
@@ -60,6 +81,53 @@ static inline uint32_t fl_fd_state(const struct fl_fd *e)
 	return e ? __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) : FL_FD_UNKNOWN;
 }
 
+/*
+ * True when a check put off on this fd is due again (is the peer enrolled
+ * yet? does anyone else hold the socket?): at the next FL_RETRY_FREE calls
+ * after a reset (the answer usually changes within a round trip), then
+ * after 50 us, 100 us, 200 us, ... at most every 100 ms, so that a check
+ * that keeps failing costs almost nothing. Racing threads at worst both
+ * check. retry_gap_us below FL_RETRY_FREE counts the free checks.
+ */
+#define FL_RETRY_FREE   3u
+#define FL_RETRY_MIN_US 50u
+#define FL_RETRY_MAX_US 100000u
+
+static inline uint32_t fl_fd_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+}
+
+static inline bool fl_fd_retry_due(struct fl_fd *e)
+{
+	uint32_t now = fl_fd_now_us(), gap;
+	/* Not due only while the next check is at most FL_RETRY_MAX_US ahead:
+	 * however long the fd was idle, the clock's wrap never makes it wait. */
+	uint32_t ahead = __atomic_load_n(&e->retry_at_us, __ATOMIC_RELAXED) - now;
+
+	if (ahead && ahead <= FL_RETRY_MAX_US)
+		return false;
+	gap = __atomic_load_n(&e->retry_gap_us, __ATOMIC_RELAXED);
+	if (gap < FL_RETRY_FREE) {
+		__atomic_store_n(&e->retry_gap_us, gap + 1, __ATOMIC_RELAXED);
+		return true; /* retry_at stays in the past: the next call checks too */
+	}
+	gap = gap < FL_RETRY_MIN_US ? FL_RETRY_MIN_US : gap >= FL_RETRY_MAX_US / 2 ? FL_RETRY_MAX_US :
+	      gap * 2;
+	__atomic_store_n(&e->retry_gap_us, gap, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->retry_at_us, now + gap, __ATOMIC_RELAXED);
+	return true;
+}
+
+static inline void fl_fd_retry_reset(struct fl_fd *e)
+{
+	__atomic_store_n(&e->retry_gap_us, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->retry_at_us, fl_fd_now_us(), __ATOMIC_RELAXED);
+}
+
 /* Forgets fd (close, or the target of dup2 before it is reused). An
  * enrolled fd first hands its buffered bytes to the kernel (tx.h). */
 void fl_fd_clear(int fd);
@@ -72,7 +140,8 @@ void fl_fd_forget_socket(int fd);
 /* Forgets every fd in [first, last] (close_range, closefrom). */
 void fl_fd_clear_range(unsigned int first, unsigned int last);
 
-/* The first enrolled fd >= from, or -1. For exec (adopt.c), not hot. */
+/* The first enrolled (or waiting) fd >= from, or -1. For exec (adopt.c),
+ * not hot. */
 int fl_fd_next_enrolled(int from);
 
 /* Makes newfd describe what oldfd describes (dup and friends). */

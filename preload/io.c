@@ -43,10 +43,13 @@
 struct fl_rx {
 	uint32_t slot;
 	uint64_t gen;
-	bool on;
+	bool on;     /* count the read in the slot */
+	bool compat; /* in the sockhash: the kernel path needs TCP's fixes */
 	struct fl_rxq *q;
 	int fd;
 	struct fl_fd *pend; /* a pending fd's entry: the read counts there */
+	struct fl_fd *e;    /* the fd's entry, if enrolled or waiting */
+	bool held;          /* counted in flight (fl_tracked_io) */
 };
 
 /* A non-blocking connect() finished: enroll before the first read or write. */
@@ -68,10 +71,55 @@ static void fl_first_use(int fd, struct fl_fd *e)
 	errno = saved;
 }
 
-/* The states other than enrolled and untracked (fl_tracked_io). */
-static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_t len,
-				     struct fl_fd **pend)
+/*
+ * A call on a socket that waits for its peer, or that is enrolled but not
+ * yet safe to redirect into, counts itself in flight (e->inflight) so that
+ * the check that makes it safe runs only when no call of this process is
+ * inside the kernel on it (fl_enroll_check_ready says why). Counted first,
+ * then the state looked at again, both sequentially consistent: the check
+ * sets the state to ENROLLING before it reads the count, so one of the two
+ * sees the other. True if counted.
+ */
+static bool fl_inflight_take(struct fl_fd *e, uint32_t *seen)
 {
+	uint32_t st;
+
+	__atomic_fetch_add(&e->inflight, 1, __ATOMIC_SEQ_CST);
+	st = __atomic_load_n(&e->state, __ATOMIC_SEQ_CST);
+	*seen = st;
+	if (st == FL_FD_WAITING || st == FL_FD_ENROLLED)
+		return true;
+	__atomic_fetch_sub(&e->inflight, 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+/* The end of a counted call: the last one out runs the check if it is due. */
+static void fl_inflight_drop(int fd, struct fl_fd *e)
+{
+	int saved;
+
+	uint32_t f;
+
+	if (__atomic_sub_fetch(&e->inflight, 1, __ATOMIC_SEQ_CST) ||
+	    fl_fd_state(e) != FL_FD_ENROLLED)
+		return;
+	/* A check found us busy (READY_WANTED): ask now, the backoff is for
+	 * answers of the kernel's, not for our own calls in flight. */
+	f = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
+	if ((f & FL_FDF_RX_READY) || (!(f & FL_FDF_READY_WANTED) && !fl_fd_retry_due(e)))
+		return;
+	saved = errno;
+	fl_enroll_check_ready(fd, e);
+	errno = saved;
+}
+
+/* The states other than enrolled-and-ready and untracked (fl_tracked_io). */
+static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_t len,
+				     struct fl_fd **pend, bool *held, uint32_t *st_out)
+{
+	uint32_t seen;
+
+	*st_out = FL_FD_UNKNOWN;
 	for (;;) {
 		if (st == FL_FD_CONNECTING) {
 			fl_first_use(fd, e);
@@ -85,14 +133,52 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 			st = fl_fd_state(e);
 			continue;
 		}
-		if (st != FL_FD_PENDING)
-			return st == FL_FD_ENROLLED ? e : NULL;
-		if (len) { /* a write: it may be the one that enrolls */
-			if (fl_pending_io(fd, e, len))
+		if (st == FL_FD_ENROLLED) {
+			/* Not safe to redirect into yet: ask again, when due and
+			 * when no call of ours is inside the kernel on it. */
+			if (!__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST) && fl_fd_retry_due(e))
+				fl_enroll_check_ready(fd, e);
+			if (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RX_READY) {
+				*st_out = FL_FD_ENROLLED;
 				return e;
-			len = 0;
+			}
+			if (fl_inflight_take(e, &seen)) {
+				*held = true;
+				*st_out = seen;
+				return e;
+			}
 			st = fl_fd_state(e);
 			continue;
+		}
+		if (st == FL_FD_WAITING) {
+			/* Enrolled first: has the peer enrolled too? Asked less
+			 * and less often (fdtable.h); until then plain TCP, with
+			 * reads counted in the slot (fl_rx_begin). */
+			if (fl_fd_retry_due(e))
+				fl_enroll_join(fd, e);
+			st = fl_fd_state(e);
+			if (st == FL_FD_ENROLLED)
+				continue; /* joined: as an enrolled fd */
+			if (st == FL_FD_WAITING && fl_inflight_take(e, &seen)) {
+				*held = true;
+				*st_out = seen;
+				return e;
+			}
+			if (st == FL_FD_WAITING || st == FL_FD_ENROLLING) {
+				st = fl_fd_state(e);
+				continue;
+			}
+			return NULL;
+		}
+		if (st != FL_FD_PENDING)
+			return NULL;
+		if (len) { /* a write: it may be the one that enrolls */
+			fl_pending_io(fd, e, len);
+			len = 0;
+			st = fl_fd_state(e);
+			if (st != FL_FD_PENDING)
+				continue;
+			return NULL;
 		}
 		if (!pend)
 			return NULL;
@@ -109,41 +195,52 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 }
 
 /*
- * The fd's entry if it is enrolled, before a call that moves `len` bytes
- * (0 for a read: its bytes are counted after it, fl_rx_end). A pending fd
- * that has now moved enough is enrolled first. For a read of a pending fd,
- * *pend is set to its entry, counted as a reader in flight until
- * fl_rx_end; pend is NULL for calls that are not reads.
+ * The fd's entry if it is enrolled (ENROLLED: in the sockhash; WAITING:
+ * announced, plain TCP until its peer enrolls: *st_out tells which), before
+ * a call that moves `len` bytes (0 for a read: its bytes are counted after
+ * it, fl_rx_end). A pending fd that has now moved enough is enrolled
+ * first. For a read of a pending fd, *pend is set to its entry, counted as
+ * a reader in flight until fl_rx_end; pend is NULL for calls that are not
+ * reads. *held: the call is counted in flight (fl_inflight_take) and must
+ * end with fl_inflight_drop.
  */
-static inline struct fl_fd *fl_tracked_io(int fd, size_t len, struct fl_fd **pend)
+static inline struct fl_fd *fl_tracked_io(int fd, size_t len, struct fl_fd **pend,
+					  uint32_t *st_out, bool *held)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
 	uint32_t st = fl_fd_state(e);
 
 	if (pend)
 		*pend = NULL;
+	*held = false;
+	*st_out = st;
 	if (st == FL_FD_UNKNOWN)
 		return NULL;
-	if (__builtin_expect(st == FL_FD_ENROLLED, 1))
+	if (__builtin_expect(st == FL_FD_ENROLLED &&
+			     (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RX_READY), 1))
 		return e;
-	return fl_tracked_slow(fd, e, st, len, pend);
+	return fl_tracked_slow(fd, e, st, len, pend, held, st_out);
 }
 
 
 static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 {
 	struct fl_fd *e;
+	uint32_t st;
 
 	/* A read may wait for an answer to what this process buffered. */
 	if (fl_tx_any_pending())
 		fl_tx_flush_all();
-	e = fl_tracked_io(fd, 0, &rx->pend);
+	e = fl_tracked_io(fd, 0, &rx->pend, &st, &rx->held);
 
 	rx->fd = fd;
+	rx->e = e;
 	rx->on = e != NULL;
+	/* WAITING: the kernel path is plain TCP, only the counting applies. */
+	rx->compat = e != NULL && st == FL_FD_ENROLLED;
 	rx->slot = e ? e->slot : 0;
 	rx->gen = e ? e->gen : 0;
-	rx->q = e ? fl_rxq_get(rx->slot, rx->gen, false) : NULL;
+	rx->q = rx->compat ? fl_rxq_get(rx->slot, rx->gen, false) : NULL;
 	if (!fl_rxq_active(rx->q))
 		rx->q = NULL;
 }
@@ -154,6 +251,8 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 
 	if (rx->on && counted)
 		fl_slot_consume(rx->slot, rx->gen, (uint64_t)n);
+	if (rx->held)
+		fl_inflight_drop(rx->fd, rx->e);
 	if (!rx->pend)
 		return;
 	/* Counted before it stops being a reader in flight (fl_pending_io). */
@@ -168,12 +267,25 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
  * the throttle applies here, per write; with one, where the buffer hands
  * bytes to the kernel (tx.c).
  */
-static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags)
-{
-	struct fl_fd *e = fl_tracked_io(fd, len, NULL);
+struct fl_txc {
+	struct fl_fd *held; /* counted in flight (fl_tracked_io): drop at the end */
+};
 
+static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags, struct fl_txc *c)
+{
+	uint32_t st;
+	bool held;
+	struct fl_fd *e = fl_tracked_io(fd, len, NULL, &st, &held);
+
+	c->held = held ? e : NULL;
+	/* WAITING: not in the sockhash, the write is plain TCP's. */
+	if (st != FL_FD_ENROLLED)
+		return NULL;
 	if (e && !__atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) &&
 	    fl_throttle(fd, e->slot, len, flags) < 0) {
+		if (c->held)
+			fl_inflight_drop(fd, c->held);
+		c->held = NULL;
 		fl_fd_clear(fd); /* a stale entry: the fd names another file now */
 		return NULL;
 	}
@@ -181,10 +293,17 @@ static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags)
 }
 
 /* After a write on an enrolled socket: a reset is reported once (compat.h). */
-static inline ssize_t fl_tx_done(struct fl_fd *e, int fd, ssize_t r)
+static inline ssize_t fl_tx_done(struct fl_fd *e, int fd, ssize_t r, const struct fl_txc *c)
 {
+	int saved;
+
 	if (e && r < 0)
 		fl_compat_after_reset(fd, r);
+	if (c->held) {
+		saved = errno;
+		fl_inflight_drop(fd, c->held);
+		errno = saved;
+	}
 	return r;
 }
 
@@ -207,11 +326,28 @@ static size_t fl_iov_len(const struct iovec *iov, int n)
 	return len;
 }
 
+/* An enrolled socket's write with batching off: straight to the kernel,
+ * with Nagle's tail pushed as plain TCP would (tx.h). */
+static ssize_t fl_send_direct(struct fl_fd *e, int fd, const struct iovec *iov, int iovcnt,
+			      int flags)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
+
+	return fl_tx_sendmsg(e->tx, fd, &m, flags);
+}
+
+/* e is enrolled with a transmit state but batching is off. */
+static inline bool fl_direct(const struct fl_fd *e)
+{
+	return e && __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE);
+}
+
 /* ------------------------------------------------------------- send */
 
 ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 {
-	struct fl_fd *e = fl_tx_begin(fd, len, flags);
+	struct fl_txc c;
+	struct fl_fd *e = fl_tx_begin(fd, len, flags, &c);
 	struct iovec v = { (void *)buf, len };
 	struct fl_tx *tx;
 
@@ -220,25 +356,28 @@ ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 	tx = fl_batching(e);
 
 	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
-				   libc_send(fd, buf, len, flags));
+				   fl_direct(e) ? fl_send_direct(e, fd, &v, 1, flags) :
+				   libc_send(fd, buf, len, flags), &c);
 }
 
 ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
 		  socklen_t alen)
 {
-	struct fl_fd *e = fl_tx_begin(fd, len, flags);
+	struct fl_txc c;
+	struct fl_fd *e = fl_tx_begin(fd, len, flags, &c);
 	struct iovec v = { (void *)buf, len };
 	struct fl_tx *tx = fl_batching(e);
 
 	/* On a connected TCP socket the address is ignored (or refused). */
 	return fl_tx_done(e, fd, tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
-					       libc_sendto(fd, buf, len, flags, addr, alen));
+					       libc_sendto(fd, buf, len, flags, addr, alen), &c);
 }
 
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
+	struct fl_txc c;
 	struct fl_fd *e = fl_tx_begin(fd, msg ? fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen) : 0,
-				      flags);
+				      flags, &c);
 	struct fl_tx *tx;
 
 	/* A zero-copy send wants TCP's own path (SO_ZEROCOPY, sock_calls.c). */
@@ -248,48 +387,61 @@ ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 
 	return fl_tx_done(e, fd, tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
 							 (int)msg->msg_iovlen, flags, msg) :
-					     libc_sendmsg(fd, msg, flags));
+					     fl_direct(e) && msg ? fl_tx_sendmsg(e->tx, fd, msg, flags) :
+					     libc_sendmsg(fd, msg, flags), &c);
 }
 
 ssize_t fl_write(int fd, const void *buf, size_t len)
 {
-	struct fl_fd *e = fl_tx_begin(fd, len, 0);
+	struct fl_txc c;
+	struct fl_fd *e = fl_tx_begin(fd, len, 0, &c);
 	struct iovec v = { (void *)buf, len };
 	struct fl_tx *tx = fl_batching(e);
 
 	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, 0, NULL) :
-				   libc_write(fd, buf, len));
+				   fl_direct(e) ? fl_send_direct(e, fd, &v, 1, 0) :
+				   libc_write(fd, buf, len), &c);
 }
 
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	struct fl_fd *e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0);
+	struct fl_txc c;
+	struct fl_fd *e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0, &c);
 	struct fl_tx *tx = fl_batching(e);
 
 	return fl_tx_done(e, fd, tx && iovcnt >= 0 ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
-						     libc_writev(fd, iov, iovcnt));
+				   fl_direct(e) && iovcnt >= 0 ? fl_send_direct(e, fd, iov, iovcnt, 0) :
+				   libc_writev(fd, iov, iovcnt), &c);
 }
 
 ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int large)
 {
-	struct fl_fd *e = fl_tx_begin(out_fd, count, 0);
+	struct fl_txc c;
+	struct fl_fd *e = fl_tx_begin(out_fd, count, 0, &c);
 	struct fl_tx *tx = fl_batching(e);
+	bool corked;
+	ssize_t n;
 
 	if (tx)
 		fl_tx_flush_now(tx, out_fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
-	return large ? libc_sendfile64(out_fd, in_fd, offset, count) :
-		       libc_sendfile(out_fd, in_fd, offset, count);
+	corked = fl_direct(e) && fl_tx_nagle_cork(e->tx, out_fd, count);
+	n = large ? libc_sendfile64(out_fd, in_fd, offset, count) :
+		    libc_sendfile(out_fd, in_fd, offset, count);
+	if (corked)
+		fl_tx_nagle_uncork(out_fd);
+	return fl_tx_done(NULL, out_fd, n, &c);
 }
 
 ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
 		  unsigned int flags)
 {
+	struct fl_txc c;
 	struct fl_fd *e;
 	struct fl_rx rx;
 	ssize_t n;
 
 	fl_rx_begin(fd_in, &rx);
-	if (rx.on && !off_in && fl_compat_on()) {
+	if (rx.compat && !off_in && fl_compat_on()) {
 		/* splice() from a socket reads only TCP's queue, never the
 		 * redirected one (trap 6): read it ourselves, in order. */
 		n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
@@ -298,14 +450,14 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 		fl_rx_end(&rx, n, 0);
 		return n;
 	}
-	if (rx.on)
+	if (rx.compat)
 		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
-	e = fl_tx_begin(fd_out, len, 0);
+	e = fl_tx_begin(fd_out, len, 0, &c);
 	if (fl_batching(e))
 		fl_tx_flush_now(e->tx, fd_out, FL_USTAT_FLUSH_WRITE); /* the pipe's bytes go after the buffer's */
 	n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
 	fl_rx_end(&rx, n, 0);
-	return n;
+	return fl_tx_done(NULL, fd_out, n, &c);
 }
 
 /* ------------------------------------------------------------- receive */
@@ -316,17 +468,17 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
  */
 #define FL_RX_RETRY(rx, fd, flags, start, call)                                   \
 	do {                                                                      \
-		if ((rx).on)                                                      \
+		if ((rx).compat)                                                      \
 			fl_retry_init(start);                                     \
 		do                                                                \
 			n = (call);                                               \
-		while (n < 0 && errno == EAGAIN && (rx).on &&                     \
+		while (n < 0 && errno == EAGAIN && (rx).compat &&                     \
 		       fl_compat_retry_eagain((fd), (flags), (start)));           \
 	} while (0)
 
 static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
 {
-	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
+	return rx->compat && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
 	       fl_compat_on();
 }
 
@@ -334,7 +486,7 @@ static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
 static inline bool fl_rx_special(const struct fl_rx *rx, int fd, void *buf, size_t len,
 				 int flags, ssize_t *n)
 {
-	if (!rx->on || !fl_compat_on())
+	if (!rx->compat || !fl_compat_on())
 		return false;
 	if ((flags & MSG_TRUNC) && !(flags & MSG_PEEK)) {
 		*n = fl_compat_recv_trunc(fd, len, flags);
@@ -364,7 +516,7 @@ ssize_t fl_read(int fd, void *buf, size_t len)
 		n = fl_rxq_recv(fd, rx.q, buf, len, 0);
 	else
 		FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
-	if (rx.on)
+	if (rx.compat)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, 0);
 	return n;
@@ -404,7 +556,7 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 		n = fl_compat_recv_waitall(fd, buf, len, flags, addr, alen);
 	else
 		FL_RX_RETRY(rx, fd, flags, &start, libc_recvfrom(fd, buf, len, flags, addr, alen));
-	if (rx.on)
+	if (rx.compat)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
 	return n;
@@ -424,7 +576,7 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 		n = fl_compat_recvmsg_waitall(fd, msg, flags);
 	else
 		FL_RX_RETRY(rx, fd, flags, &start, libc_recvmsg(fd, msg, flags));
-	if (rx.on)
+	if (rx.compat)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
 	return n;

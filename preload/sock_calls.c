@@ -130,7 +130,8 @@ int fl_shutdown(int fd, int how)
 	saved = errno;
 	/* A socket that stopped reading gets its peer's bytes over TCP, which
 	 * resets the connection when they arrive, as for any TCP socket. */
-	if (!r && how != SHUT_WR && fl_fd_state(e) == FL_FD_ENROLLED && fl_compat_on())
+	if (!r && how != SHUT_WR && fl_compat_on() &&
+	    (fl_fd_state(e) == FL_FD_ENROLLED || fl_fd_state(e) == FL_FD_WAITING))
 		fl_slot_rcv_shut(e->slot, e->gen);
 	errno = saved;
 	return r;
@@ -143,7 +144,10 @@ FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
 	int saved = errno;
 
 	/* glibc writes a FILE through its internal __write, which the shim
-	 * never sees: those bytes would overtake what its buffer holds. */
+	 * never sees: those bytes would overtake what its buffer holds. A
+	 * socket that enrolls later remembers it (enroll.c). */
+	if (fp && e)
+		__atomic_fetch_or(&e->flags, FL_FDF_THROUGH, __ATOMIC_RELAXED);
 	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && e->tx)
 		fl_tx_set_through(e->tx, fd);
 	errno = saved;
@@ -248,8 +252,11 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 				return 0;
 			}
 		} else if (e) {
-			/* Not enrolled yet: such a socket stays on TCP (enroll.c). */
+			/* Not enrolled yet: such a socket stays on TCP (enroll.c);
+			 * one waiting for its peer withdraws. */
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
+			if (fl_fd_state(e) == FL_FD_WAITING)
+				fl_unenroll(fd, "SO_PEEK_OFF set");
 		}
 	}
 	r = libc_setsockopt(fd, level, name, val, len);
@@ -277,8 +284,8 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVBUF_SET, __ATOMIC_RELAXED);
 			/* The kernel doubles the value; the budget is what it keeps. */
-			if (fl_fd_state(e) == FL_FD_ENROLLED &&
-			    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+			if ((fl_fd_state(e) == FL_FD_ENROLLED || fl_fd_state(e) == FL_FD_WAITING) &&
+			    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
 				fl_slot_set_budget(e->slot, e->gen, (uint32_t)rcvbuf);
 		}
 	} else if (name == SO_ZEROCOPY && v && fl_compat_on()) {
@@ -289,7 +296,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			 * 8), and a socket in the sockhash numbers them its own way:
 			 * only TCP's own path is right. Retried at each MSG_ZEROCOPY
 			 * send until the socket's bytes have been read (io.c). */
-			if (fl_fd_state(e) == FL_FD_ENROLLED)
+			if (fl_fd_state(e) == FL_FD_ENROLLED || fl_fd_state(e) == FL_FD_WAITING)
 				fl_unenroll(fd, "SO_ZEROCOPY set");
 		}
 	} else if (name == SO_RCVLOWAT && v > 1 && fl_compat_on()) {
@@ -299,7 +306,9 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			/* The redirect path ignores SO_RCVLOWAT (trap 8): the socket
 			 * leaves the fast path if nothing is queued; otherwise the
 			 * peer's bytes come over TCP, which honours it, from now on. */
-			if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
+			if (fl_fd_state(e) == FL_FD_WAITING)
+				fl_unenroll(fd, "SO_RCVLOWAT set");
+			else if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
 				fl_slot_blind(e->slot, e->gen, "SO_RCVLOWAT set");
 		}
 	}

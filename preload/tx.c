@@ -82,13 +82,96 @@ static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
 							   (int64_t)fl_config()->flush_usec * 1000;
 }
 
+/* ------------------------------------------------------------- Nagle */
+
+/*
+ * IMPORTANT: tcp_bpf hands an enrolled socket's message to TCP one page at
+ * a time (tcp_bpf_push: one tcp_sendmsg_locked per scatterlist entry, each
+ * ending in a push). With Nagle on, the first page leaves alone and the
+ * rest waits for its ACK, which a peer in request/response ("pingpong")
+ * mode delays by the delayed-ACK timer: measured 43 ms for each 40-70 KiB
+ * answer of an enrolled end whose direction was on TCP (docs/kernel.md).
+ * Plain TCP's sendmsg queues the whole write, sends full segments and
+ * pushes the tail at its end. So a multi-page write that Nagle governs
+ * goes with MSG_MORE (the pages queue, full segments still leave), and if
+ * the verdict sent it over TCP, turning TCP_CORK off pushes the tail under
+ * Nagle's own rule, as the end of plain TCP's sendmsg does. Redirected
+ * writes ignore MSG_MORE and need no push. Above 96 KiB the first page's
+ * ACK comes at once (more than one full segment arrived) and MSG_MORE only
+ * cost time (bench/ measurement in docs/benchmarks.md).
+ */
+#define FL_NAGLE_MIN_LEN 4097
+#define FL_NAGLE_MAX_LEN (96u << 10)
+
+int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
+{
+	uint32_t f;
+
+	if (!tx || len < FL_NAGLE_MIN_LEN || len > FL_NAGLE_MAX_LEN || (flags & (MSG_MORE | MSG_OOB)))
+		return 0;
+	f = __atomic_load_n(&tx->flags, __ATOMIC_RELAXED);
+	return (f & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) ? 0 : MSG_MORE;
+}
+
+void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
+{
+	struct fl_slot *s = fl_slot_at(tx->slot);
+	int off = 0, saved = errno;
+
+	if (!s || __atomic_load_n(&s->dir, __ATOMIC_ACQUIRE) != FL_DIR_TCP)
+		return;
+	libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	fl_ustat_add(FL_USTAT_NAGLE_PUSHES, 1);
+	errno = saved;
+}
+
+bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
+{
+	struct fl_slot *s = fl_slot_at(tx->slot);
+	int on = 1, saved = errno;
+
+	/* Only when the last message went over TCP: a redirected one ignores
+	 * Nagle, and corking costs two calls. */
+	if (!fl_tx_nagle_more(tx, len, 0) || !s ||
+	    __atomic_load_n(&s->dir, __ATOMIC_ACQUIRE) != FL_DIR_TCP)
+		return false;
+	on = !libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+	errno = saved;
+	return on;
+}
+
+void fl_tx_nagle_uncork(int fd)
+{
+	int off = 0, saved = errno;
+
+	libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	fl_ustat_add(FL_USTAT_NAGLE_PUSHES, 1);
+	errno = saved;
+}
+
+ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags)
+{
+	size_t len = 0;
+	ssize_t n;
+	int more;
+	size_t i;
+
+	for (i = 0; msg->msg_iov && i < msg->msg_iovlen; i++)
+		len += msg->msg_iov[i].iov_len;
+	more = fl_tx_nagle_more(tx, len, flags);
+	n = libc_sendmsg(fd, msg, flags | more);
+	if (more && n > 0)
+		fl_tx_nagle_push(tx, fd);
+	return n;
+}
+
 /* ------------------------------------------------------------- pool */
 
 struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 {
 	const struct fl_config *cfg = fl_config();
 	struct fl_tx *tx;
-	int nodelay = 0;
+	int nodelay = 0, cork = 0;
 	socklen_t olen = sizeof(nodelay);
 
 	pthread_mutex_lock(&fl_pool_lock);
@@ -123,8 +206,12 @@ struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 	/* Accepted sockets inherit TCP_NODELAY from their listener. With
 	 * batching off the state only counts the fds (io.c never sends
 	 * through it). */
-	tx->flags = (!getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &olen) && nodelay) ?
+	tx->flags = (!libc_getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &olen) && nodelay) ?
 		    FL_TXF_NODELAY : 0;
+	/* TCP_CORK set while the socket was still pending or waiting. */
+	olen = sizeof(cork);
+	if (!libc_getsockopt(fd, IPPROTO_TCP, TCP_CORK, &cork, &olen) && cork)
+		tx->flags |= FL_TXF_CORK;
 	if (!cfg->batch)
 		tx->flags |= FL_TXF_THROUGH;
 	__atomic_store_n(&tx->refs, 1, __ATOMIC_RELEASE);
@@ -234,9 +321,11 @@ static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_usta
 	size_t sent = 0;
 	int r = 0;
 
+	int more = fl_tx_nagle_more(tx, tx->len, 0);
+
 	while (tx->len) {
 		ssize_t n = libc_send(fd, tx->buf, tx->len,
-				      MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT));
+				      MSG_NOSIGNAL | more | (block ? 0 : MSG_DONTWAIT));
 
 		if (n > 0) {
 			fl_tx_advance(tx, (size_t)n);
@@ -257,6 +346,8 @@ static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_usta
 	}
 	if (sent)
 		fl_tx_count(tx, why, sent);
+	if (more && sent)
+		fl_tx_nagle_push(tx, fd);
 	return r;
 }
 
@@ -321,7 +412,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 	struct msghdr m = { 0 };
 	size_t pending = tx->len;
 	ssize_t n;
-	int i;
+	int i, more;
 
 	if (msg)
 		m = *msg;
@@ -345,9 +436,12 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 		v[i + 1] = iov[i];
 	m.msg_iov = v;
 	m.msg_iovlen = (size_t)iovcnt + 1;
+	more = fl_tx_nagle_more(tx, pending + fl_iov_total(iov, iovcnt), flags);
 	do
-		n = libc_sendmsg(fd, &m, flags);
+		n = libc_sendmsg(fd, &m, flags | more);
 	while (n < 0 && errno == EINTR && !tx->len);
+	if (more && n > 0)
+		fl_tx_nagle_push(tx, fd);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return -1; /* nothing went: the kernel is not writable */
@@ -370,7 +464,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 direct:
 	m.msg_iov = (struct iovec *)iov;
 	m.msg_iovlen = (size_t)iovcnt;
-	return libc_sendmsg(fd, &m, flags);
+	return fl_tx_sendmsg(tx, fd, &m, flags);
 }
 
 /*
@@ -394,12 +488,12 @@ static bool fl_tx_peer_busy(struct fl_tx *tx)
 }
 
 /* The application's call as it is, past the buffer (which is empty or not ours). */
-static ssize_t fl_tx_bypass(int fd, const struct iovec *iov, int iovcnt, int flags,
-			    const struct msghdr *msg)
+static ssize_t fl_tx_bypass(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
+			    int flags, const struct msghdr *msg)
 {
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
 
-	return libc_sendmsg(fd, msg ? msg : &m, flags);
+	return fl_tx_sendmsg(tx, fd, msg ? msg : &m, flags);
 }
 
 ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
@@ -414,7 +508,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	if (tx->gen != gen) {
 		/* The socket this fd named is gone (a close the shim missed). */
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
 	}
 	if (tx->err) {
 		int err = tx->err;
@@ -424,7 +518,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		 * with SIGPIPE as the application's flags ask. */
 		if (err == EPIPE || err == ECONNRESET) {
 			pthread_mutex_unlock(&tx->lock);
-			return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+			return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
 		}
 		/* Another failure of a background flush: reported on the next
 		 * call, as TCP reports its asynchronous errors. */
@@ -441,7 +535,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		pthread_mutex_unlock(&tx->lock);
 		if (r)
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
-		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
 	}
 	/* The write that follows MSG_MORE ones sends them all, with itself. */
 	ends_more = !more && (tx->flags & FL_TXF_MORE);
@@ -486,7 +580,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		/* The fd no longer names our socket (closed behind the shim's
 		 * back and reused): this is not ours to buffer. */
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
 	}
 	took = fl_tx_append(tx, iov, iovcnt, cap - tx->len);
 	tx->fd = fd;
@@ -569,6 +663,13 @@ void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
 	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
 	if (on)
 		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_OPTION);
+}
+
+void fl_tx_set_shared(struct fl_tx *tx)
+{
+	pthread_mutex_lock(&tx->lock);
+	tx->shared = 1;
+	pthread_mutex_unlock(&tx->lock);
 }
 
 void fl_tx_set_through(struct fl_tx *tx, int fd)

@@ -70,6 +70,21 @@ void fl_tx_release(struct fl_tx *tx, int fd);
 ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
 		   int flags, const struct msghdr *msg);
 
+/*
+ * A multi-page write of an enrolled socket under Nagle (tx.c says why):
+ * fl_tx_nagle_more gives the flag to add (MSG_MORE, or 0), and after the
+ * call fl_tx_nagle_push pushes the tail if the verdict sent it over TCP.
+ * fl_tx_sendmsg is sendmsg() with both, for writes that bypass the buffer.
+ */
+int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags);
+void fl_tx_nagle_push(const struct fl_tx *tx, int fd);
+ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags);
+/* The same for a write that takes no flags (sendfile, splice into the
+ * socket): corks the socket first when its last message went over TCP
+ * (true: the caller uncorks after the call with fl_tx_nagle_uncork). */
+bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len);
+void fl_tx_nagle_uncork(int fd);
+
 /* Flushes tx before a call that must see its bytes in the kernel first
  * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
 void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why); /* why: FL_USTAT_FLUSH_* */
@@ -78,6 +93,10 @@ void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why); /* why: FL_US
  * socket is also written by a path the shim cannot see, e.g. a stdio
  * FILE from fdopen(), whose writes would overtake buffered bytes. */
 void fl_tx_set_through(struct fl_tx *tx, int fd);
+
+/* Another process may hold the socket too: no coalescing on our own
+ * initiative from now on (as after fork, tx.c). */
+void fl_tx_set_shared(struct fl_tx *tx);
 
 /* shutdown(SHUT_WR): flush, then every later write goes straight to the
  * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. */

@@ -123,13 +123,38 @@ static void fl_ref_fill_owner(struct fl_slot_ref *ref, pid_t pid)
 }
 
 /*
+ * The announced socket fd (record st) joins the sockhash if its peer has
+ * announced itself (-EINPROGRESS otherwise: the caller waits outside).
+ * A refused insert withdraws the announcement; the slot is the caller's.
+ */
+static int fl_join(struct fl_broker *b, int fd, struct fl_sk *st, struct fl_broker_rep *rep)
+{
+	int err;
+
+	if (!fl_em_peer_announced(&b->em, st))
+		return -EINPROGRESS;
+	err = fl_em_join(&b->em, fd, st, 0);
+	if (err) {
+		fl_em_remove(&b->em, fd, st);
+		fl_count(b, fl_em_insert_counter(err));
+		return err;
+	}
+	rep->joined = 1;
+	rep->cookie = st->cookie;
+	fl_count(b, FL_USTAT_ENROLLED);
+	fl_count(b, FL_USTAT_BROKER_ENROLLED);
+	return 0;
+}
+
+/*
  * ENROLL: the caller claimed a slot in its own domain and initialised it;
  * that slot must hold this socket's cookie (so a user cannot point its
  * entry at a slot of another domain, nor at a slot of another socket).
  * The key is built here from the kernel's own record of the socket, never
  * taken from the caller, so a user cannot name another's key.
  */
-static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot)
+static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot,
+			struct fl_broker_rep *rep)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
@@ -188,14 +213,19 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	ref.owner = cookie;
 	fl_ref_fill_owner(&ref, cred->pid);
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
-	err = fl_em_insert(&b->em, fd, &st, &ref, 0);
+	err = fl_em_announce(&b->em, fd, &st, &ref);
 	if (err) {
 		fl_count(b, fl_em_insert_counter(err));
 		return err;
 	}
-	fl_count(b, FL_USTAT_ENROLLED);
-	fl_count(b, FL_USTAT_BROKER_ENROLLED);
-	return 0;
+	/* Joins at once if the peer is there already; else the caller asks
+	 * again (JOIN) from its socket's I/O. */
+	err = fl_join(b, fd, &st, rep);
+	if (err == -EINPROGRESS) {
+		fl_count(b, FL_USTAT_WAITED_FOR_PEER);
+		return 0;
+	}
+	return err;
 }
 
 /* The socket's record, if it is enrolled in the caller's domain. */
@@ -230,6 +260,9 @@ static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 	me = fl_domains_slot(&b->dom, st.slot);
 	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
 		return -ENOENT;
+	/* Announced but never joined: nothing was redirected to or from it. */
+	if (!(st.flags & FL_SK_JOINED))
+		return fl_em_remove(&b->em, fd, &st);
 	if (!(__atomic_load_n(&me->flags, __ATOMIC_SEQ_CST) & FL_SLOT_BLIND))
 		return -EINVAL; /* the protocol: the peer is told first */
 	if (!bpf_map_lookup_elem(b->em.slot_index, &st.peer, &ref)) {
@@ -276,7 +309,17 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 		return r;
 	switch (q->op) {
 	case FL_BROKER_ENROLL:
-		return fl_do_enroll(b, cred, fd, q->slot);
+		return fl_do_enroll(b, cred, fd, q->slot, rep);
+	case FL_BROKER_JOIN:
+		r = fl_own_record(b, cred, fd, &st);
+		if (r)
+			return r == -ENODATA ? -ENOENT : r;
+		if (st.flags & FL_SK_JOINED) {
+			rep->joined = 1;
+			rep->cookie = st.cookie;
+			return 0;
+		}
+		return fl_join(b, fd, &st, rep);
 	case FL_BROKER_UNENROLL:
 		return fl_do_unenroll(b, cred, fd);
 	case FL_BROKER_MARK_OFF:
@@ -287,6 +330,7 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 		if (!r) {
 			rep->slot = st.slot;
 			rep->cookie = st.cookie;
+			rep->joined = !!(st.flags & FL_SK_JOINED);
 		}
 		return r;
 	default:
@@ -342,7 +386,10 @@ void fl_broker_serve(struct fl_broker *b, int conn)
 	else
 		r = fl_dispatch(b, &cred, &q, nfds ? fds[0] : -1, &rep, &send_fd);
 	rep.err = -r;
-	fl_reply(conn, &rep, r ? -1 : send_fd);
+	/* IMPORTANT: our copies of the caller's socket go before the reply:
+	 * the caller counts who holds its socket once it has the answer
+	 * (preload/holders.h), and must not count us. */
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
+	fl_reply(conn, &rep, r ? -1 : send_fd);
 }

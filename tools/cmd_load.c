@@ -4,7 +4,8 @@
  *
  * Straight line: check privileges and kernel, make sure bpffs is mounted,
  * look at what is pinned already (same object: nothing to do), then load the
- * embedded object, attach the verdict program to the sockhash and pin both.
+ * embedded object, attach the verdict program to the sockhash, sockops and
+ * the holders hook to the cgroup2 root, and pin them all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +62,8 @@ static int fl_libbpf_print(enum libbpf_print_level level, const char *fmt, va_li
 }
 
 static int fl_pin_all(struct fastlocal_bpf *skel, struct bpf_link *sockops_link,
-		      const struct fl_pin_dir *pd, char *err, size_t errlen)
+		      struct bpf_link *holders_link, const struct fl_pin_dir *pd, char *err,
+		      size_t errlen)
 {
 	int fds[FL_PIN__NR] = {
 		[FL_PIN_META] = bpf_map__fd(skel->maps.fl_meta),
@@ -77,6 +79,8 @@ static int fl_pin_all(struct fastlocal_bpf *skel, struct bpf_link *sockops_link,
 		[FL_PIN_VERDICT] = bpf_program__fd(skel->progs.fl_verdict),
 		[FL_PIN_SOCKOPS] = bpf_program__fd(skel->progs.fl_sockops),
 		[FL_PIN_SOCKOPS_LINK] = bpf_link__fd(sockops_link),
+		[FL_PIN_HOLDERS] = bpf_program__fd(skel->progs.fl_holders),
+		[FL_PIN_HOLDERS_LINK] = bpf_link__fd(holders_link),
 	};
 	char path[512];
 	int i;
@@ -107,7 +111,7 @@ int cmd_load(int argc, char **argv)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct fastlocal_bpf *skel = NULL;
 	struct fl_pins pins = { .fd = { [0 ... FL_PIN__NR - 1] = -1 } };
-	struct bpf_link *sockops_link = NULL;
+	struct bpf_link *sockops_link = NULL, *holders_link = NULL;
 	char cgroup[256];
 	int cgroup_fd = -1;
 	struct fl_cli_opts o;
@@ -184,6 +188,14 @@ int cmd_load(int argc, char **argv)
 			 strerror(errno));
 		goto fail;
 	}
+	/* The getsockopt hook the shims ask before they let bytes be
+	 * redirected into a socket: whether anyone else holds it. */
+	holders_link = bpf_program__attach_cgroup(skel->progs.fl_holders, cgroup_fd);
+	if (!holders_link) {
+		snprintf(err, sizeof(err), "cannot attach the getsockopt hook to the cgroup2 root %s: %s",
+			 cgroup, strerror(errno));
+		goto fail;
+	}
 	meta.loaded_at_unix = (__u64)time(NULL);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.fl_meta), &zero, &meta, BPF_ANY)) {
 		snprintf(err, sizeof(err), "cannot write the meta map: %s", strerror(errno));
@@ -191,7 +203,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (pins.state != FL_PINS_NONE && fl_pins_remove(pd, 1, err, sizeof(err)) < 0)
 		goto fail;
-	if (fl_pin_all(skel, sockops_link, pd, err, sizeof(err))) {
+	if (fl_pin_all(skel, sockops_link, holders_link, pd, err, sizeof(err))) {
 		char ignored[256];
 
 		fl_pins_remove(pd, 1, ignored, sizeof(ignored)); /* no half-pinned state */
@@ -206,6 +218,7 @@ fail:
 out:
 	/* The pins keep the objects alive; the link pin keeps sockops attached. */
 	bpf_link__destroy(sockops_link);
+	bpf_link__destroy(holders_link);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	fastlocal_bpf__destroy(skel);

@@ -47,7 +47,7 @@ struct fl_features {
 struct fl_status {
 	bool loaded;
 	char state[32];       /* "loaded", "not loaded", "incomplete" */
-	__u32 verdict_id, sockops_id;
+	__u32 verdict_id, sockops_id, holders_id;
 	__u32 map_id[FL_PIN__NR];
 	char prog_tag[17];
 	struct fl_meta meta;
@@ -101,6 +101,7 @@ static int fl_collect(struct fl_status *s, const struct fl_pin_dir *pd, char *er
 	s->loaded = pins.state == FL_PINS_PRESENT;
 	s->verdict_id = fl_prog_id(pins.fd[FL_PIN_VERDICT], s->prog_tag);
 	s->sockops_id = fl_prog_id(pins.fd[FL_PIN_SOCKOPS], NULL);
+	s->holders_id = fl_prog_id(pins.fd[FL_PIN_HOLDERS], NULL);
 	for (i = 0; i < FL_NR(fl_status_maps); i++)
 		s->map_id[fl_status_maps[i].pin] = fl_map_id(pins.fd[fl_status_maps[i].pin]);
 	s->meta = pins.meta;
@@ -148,6 +149,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_object(&j, "prog_ids");
 	fl_json_u64(&j, "verdict", s->verdict_id);
 	fl_json_u64(&j, "sockops", s->sockops_id);
+	fl_json_u64(&j, "holders", s->holders_id);
 	fl_json_close(&j);
 	fl_json_object(&j, "map_ids");
 	for (i = 0; i < FL_NR(fl_status_maps); i++)
@@ -200,6 +202,12 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "blind_sockets", us[FL_USTAT_BLIND]);
 	fl_json_u64(&j, "throttled_writes", us[FL_USTAT_THROTTLED]);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
+	fl_json_object(&j, "sharing");
+	fl_json_u64(&j, "joined_not_ready", us[FL_USTAT_RX_NOT_READY]);
+	fl_json_u64(&j, "ready_later", us[FL_USTAT_RX_READY_LATE]);
+	fl_json_u64(&j, "waited_for_peer", us[FL_USTAT_WAITED_FOR_PEER]);
+	fl_json_close(&j);
+	fl_json_u64(&j, "nagle_pushes", us[FL_USTAT_NAGLE_PUSHES]);
 	fl_json_u64(&j, "slot_domains", s->c.slot_domains);
 	fl_json_object(&j, "broker");
 	fl_json_str(&j, "socket", s->broker);
@@ -257,8 +265,8 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 			 "missing (the shim counts TCP's queue itself)"));
 	if (!s->loaded && !s->verdict_id)
 		return;
-	printf("  programs:     fl_verdict id %u (tag %s), fl_sockops id %u\n", s->verdict_id,
-	       s->prog_tag, s->sockops_id);
+	printf("  programs:     fl_verdict id %u (tag %s), fl_sockops id %u, fl_holders id %u\n",
+	       s->verdict_id, s->prog_tag, s->sockops_id, s->holders_id);
 	printf("  maps:         sockhash %u, stats %u, meta %u, ustats %u, slots %u, "
 	       "slot_index %u, sk_storage %u,\n                established %u\n",
 	       s->map_id[FL_PIN_SOCKHASH], s->map_id[FL_PIN_STATS], s->map_id[FL_PIN_META],

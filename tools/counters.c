@@ -11,7 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-const struct fl_counter_name fl_pass_reasons[8] = {
+const struct fl_counter_name fl_pass_reasons[9] = {
 	{ FL_STAT_PASS_NOT_ENROLLED_BYTES, "not_enrolled", NULL },
 	{ FL_STAT_PASS_NO_PEER_BYTES, "peer_not_enrolled", NULL },
 	{ FL_STAT_PASS_GATE_BYTES, "ordering_gate", NULL },
@@ -20,9 +20,10 @@ const struct fl_counter_name fl_pass_reasons[8] = {
 	{ FL_STAT_PASS_UNSUPPORTED_BYTES, "unsupported_feature", NULL },
 	{ FL_STAT_PASS_SHUTDOWN_BYTES, "shut_down", NULL },
 	{ FL_STAT_PASS_CONFIG_BYTES, "switched_off", NULL },
+	{ FL_STAT_PASS_PEER_SHARED_BYTES, "peer_shared", NULL },
 };
 
-const struct fl_counter_name fl_fallback_names[12] = {
+const struct fl_counter_name fl_fallback_names[13] = {
 	{ FL_USTAT_FB_DISABLED, "disabled", "ECANCELED" },
 	{ FL_USTAT_FB_EXCLUDED, "excluded", "ECANCELED" },
 	{ FL_USTAT_FB_NOT_LOCAL, "peer_not_local", "EREMOTE" },
@@ -35,6 +36,7 @@ const struct fl_counter_name fl_fallback_names[12] = {
 	{ FL_USTAT_FB_EEXIST, "insert_eexist", "EEXIST" },
 	{ FL_USTAT_FB_OTHER, "other", "other errno" },
 	{ FL_USTAT_FB_NO_NONCE, "no_nonce", "ENODATA" },
+	{ FL_USTAT_FB_SHARED, "shared", "EAGAIN" },
 };
 
 const struct fl_counter_name fl_nonce_names[4] = {

@@ -28,9 +28,9 @@ struct fl_counter_name {
 #define FL_NR(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Bytes that went over TCP, by reason (fl_stats indexes). */
-extern const struct fl_counter_name fl_pass_reasons[8];
+extern const struct fl_counter_name fl_pass_reasons[9];
 /* Fallbacks at enrollment (fl_ustats indexes). */
-extern const struct fl_counter_name fl_fallback_names[12];
+extern const struct fl_counter_name fl_fallback_names[13];
 /* The SYN nonce of non-loopback connections (fl_stats indexes). */
 extern const struct fl_counter_name fl_nonce_names[4];
 /* Flushes of batched bytes, by trigger (fl_ustats indexes). */

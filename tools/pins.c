@@ -22,6 +22,8 @@ const char *const fl_pin_names[FL_PIN__NR] = {
 	[FL_PIN_VERDICT] = FL_PIN_PROG_VERDICT,
 	[FL_PIN_SOCKOPS] = FL_PIN_PROG_SOCKOPS,
 	[FL_PIN_SOCKOPS_LINK] = FL_PIN_LINK_SOCKOPS,
+	[FL_PIN_HOLDERS] = FL_PIN_PROG_HOLDERS,
+	[FL_PIN_HOLDERS_LINK] = FL_PIN_LINK_HOLDERS,
 };
 
 int fl_pins_open(struct fl_pins *pins, const struct fl_pin_dir *pd, char *err, size_t errlen)

@@ -24,6 +24,8 @@ enum fl_pin {
 	FL_PIN_VERDICT,
 	FL_PIN_SOCKOPS,
 	FL_PIN_SOCKOPS_LINK,
+	FL_PIN_HOLDERS,      /* fl_holders: who else holds a socket (cgroup getsockopt) */
+	FL_PIN_HOLDERS_LINK,
 	FL_PIN__NR,
 };
 
