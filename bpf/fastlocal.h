@@ -184,6 +184,10 @@ struct fl_slot {
  * asleep in TCP's own recvmsg, which never sees redirected bytes
  * (docs/design.md "Shared sockets"). Set once, never cleared. */
 #define FL_SLOT_RX_READY (1u << 4)
+/* A hint written by the peer's enroller when it joins while this end waits
+ * outside the sockhash: join at your next call rather than at the next
+ * backoff point. Only a hint: the join checks the maps itself. */
+#define FL_SLOT_PEER_JOINED (1u << 5)
 
 enum fl_dir {
 	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */
@@ -287,6 +291,9 @@ enum fl_ustat {
 					  * the peer (one-sided ends never join) */
 	FL_USTAT_NAGLE_PUSHES = 31,      /* multi-page writes sent over TCP whose tail the shim
 					  * pushed (tcp_bpf's per-page pushes vs Nagle) */
+	FL_USTAT_GATE_HOLDS = 32,        /* a blocking write waited for its reader to read every
+					  * byte sent over TCP, so that the gate could reopen */
+	FL_USTAT_GATE_HOLDS_OPENED = 33, /* ... and the reader caught up within the hold */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

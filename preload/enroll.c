@@ -3,10 +3,11 @@
 #include "enroll.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
@@ -141,6 +142,32 @@ static void fl_ustat_own(const struct fl_maps *m, enum fl_ustat idx)
 }
 
 /*
+ * Waits a moment for this process's own calls on fd that are inside the
+ * kernel (e->inflight, io.c) to come out; the caller holds fd in ENROLLING,
+ * so no new one starts. True when none is left. IMPORTANT: the kernel's
+ * count of who holds the socket (holders.h) counts each of them too, and
+ * from here there is no telling them from a reader the shim cannot see;
+ * so the check runs only without them. A writer comes out within
+ * microseconds unless TCP's buffer is full, a reader only with data:
+ * bounded at about half a millisecond, then the caller tries again later.
+ */
+static bool fl_enroll_drain(struct fl_fd *e)
+{
+	struct timespec pause = { 0, 20000 };
+	int i;
+
+	for (i = 0; i < 24; i++) {
+		if (!__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST))
+			return true;
+		if (i < 16)
+			sched_yield();
+		else
+			nanosleep(&pause, NULL);
+	}
+	return !__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST);
+}
+
+/*
  * The fd's socket is in the sockhash now: its slot says so, it gets a send
  * buffer, and redirects into it are allowed if nobody else holds it.
  * IMPORTANT: the holders check comes after the insert. A reader that enters
@@ -159,7 +186,7 @@ static void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, u
 	if (s)
 		__atomic_fetch_or(&s->flags, FL_SLOT_JOINED, __ATOMIC_SEQ_CST);
 	/* Calls of ours still in flight began before the join (fl_enroll_check_ready). */
-	if (__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST)) {
+	if (!fl_enroll_drain(e)) {
 		alone = false;
 		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
 	} else {
@@ -219,7 +246,7 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
-	if (__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST)) {
+	if (!fl_enroll_drain(e)) {
 		/* Not asked: the last call out asks, whatever the backoff. */
 		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
@@ -294,6 +321,21 @@ static void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st,
 }
 
 /*
+ * We joined while our peer may still wait outside the sockhash: tell it, in
+ * its slot, so that its next call joins instead of its next backoff point
+ * (FL_SLOT_PEER_JOINED). Only where we can write its slot (same domain);
+ * elsewhere it finds out at its next backoff point.
+ */
+static void fl_enroll_wake_peer(const struct fl_slot_ref *peer)
+{
+	struct fl_slot *p = fl_slot_at(peer->slot);
+
+	if (p && __atomic_load_n(&p->owner, __ATOMIC_ACQUIRE) == peer->owner &&
+	    !(__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & FL_SLOT_JOINED))
+		__atomic_fetch_or(&p->flags, FL_SLOT_PEER_JOINED, __ATOMIC_RELEASE);
+}
+
+/*
  * One attempt to join the sockhash for an announced fd (the caller holds it
  * in ENROLLING). Joins only once the peer has announced itself: an end
  * alone in the sockhash would pay tcp_bpf's costs for nothing, and one
@@ -302,6 +344,7 @@ static void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st,
  */
 static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *e)
 {
+	struct fl_slot_ref peer;
 	struct fl_em_maps em;
 	struct fl_sk st;
 	char why[96];
@@ -317,11 +360,18 @@ static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *
 		fl_enroll_joined(m, fd, e, st.cookie, false);
 		return 0;
 	}
-	if (!fl_em_peer_announced(&em, &st)) {
+	if (!fl_em_peer_announced(&em, &st, &peer)) {
+		struct fl_slot *me = fl_slot_at(e->slot);
+
+		/* A stale hint (the peer left again) must not make every call ask. */
+		if (me)
+			__atomic_fetch_and(&me->flags, ~FL_SLOT_PEER_JOINED, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
 		return 0;
 	}
 	err = fl_em_join(&em, fd, &st, fl_fault_insert() /* tests only (fault.h) */);
+	if (!err)
+		fl_enroll_wake_peer(&peer);
 	if (err == -EEXIST && fl_em_joined_already(&em, &st, st.cookie)) {
 		fl_enroll_joined(m, fd, e, st.cookie, false); /* a sharer won the race */
 		return 0;
@@ -481,6 +531,14 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	 * last reader's own fl_rx_end tries again.
 	 */
 	if (__atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	/* Writes of other threads in flight: see fl_enroll_drain. Busy for
+	 * long: asked again later, with the same backoff as a shared socket. */
+	if (!fl_enroll_drain(e)) {
+		if (!(__atomic_fetch_or(&e->flags, FL_FDF_SHARED, __ATOMIC_RELAXED) & FL_FDF_SHARED))
+			fl_fd_retry_reset(e);
 		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
 		return false;
 	}

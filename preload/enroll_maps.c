@@ -66,11 +66,16 @@ int fl_em_announce(const struct fl_em_maps *m, int fd, struct fl_sk *st,
 	return err;
 }
 
-int fl_em_peer_announced(const struct fl_em_maps *m, const struct fl_sk *st)
+int fl_em_peer_announced(const struct fl_em_maps *m, const struct fl_sk *st,
+			 struct fl_slot_ref *peer)
 {
 	struct fl_slot_ref ref;
 
-	return !fl_bpf_map_lookup(m->slot_index, &st->peer, &ref) && ref.owner;
+	if (fl_bpf_map_lookup(m->slot_index, &st->peer, &ref) || !ref.owner)
+		return 0;
+	if (peer)
+		*peer = ref;
+	return 1;
 }
 
 int fl_em_join(const struct fl_em_maps *m, int fd, struct fl_sk *st, int fault)

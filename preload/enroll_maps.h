@@ -52,8 +52,10 @@ int fl_em_build_keys(struct fl_sk *st, uint64_t netns, const struct sockaddr_sto
 int fl_em_announce(const struct fl_em_maps *m, int fd, struct fl_sk *st,
 		   const struct fl_slot_ref *ref);
 
-/* True if the other end of st's connection has announced itself. */
-int fl_em_peer_announced(const struct fl_em_maps *m, const struct fl_sk *st);
+/* True if the other end of st's connection has announced itself; its slot
+ * reference and owner go to *peer (may be NULL). */
+int fl_em_peer_announced(const struct fl_em_maps *m, const struct fl_sk *st,
+			 struct fl_slot_ref *peer);
 
 /*
  * Joins fd (announced, record st) to the sockhash with BPF_NOEXIST, then

@@ -87,7 +87,7 @@ static bool fl_inflight_take(struct fl_fd *e, uint32_t *seen)
 	__atomic_fetch_add(&e->inflight, 1, __ATOMIC_SEQ_CST);
 	st = __atomic_load_n(&e->state, __ATOMIC_SEQ_CST);
 	*seen = st;
-	if (st == FL_FD_WAITING || st == FL_FD_ENROLLED)
+	if (st == FL_FD_WAITING || st == FL_FD_ENROLLED || st == FL_FD_PENDING)
 		return true;
 	__atomic_fetch_sub(&e->inflight, 1, __ATOMIC_SEQ_CST);
 	return false;
@@ -111,6 +111,14 @@ static void fl_inflight_drop(int fd, struct fl_fd *e)
 	saved = errno;
 	fl_enroll_check_ready(fd, e);
 	errno = saved;
+}
+
+/* The peer joined the sockhash after we announced (FL_SLOT_PEER_JOINED). */
+static inline bool fl_peer_joined_hint(const struct fl_fd *e)
+{
+	const struct fl_slot *s = fl_slot_at(e->slot);
+
+	return s && (__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & FL_SLOT_PEER_JOINED);
 }
 
 /* The states other than enrolled-and-ready and untracked (fl_tracked_io). */
@@ -153,8 +161,9 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 		if (st == FL_FD_WAITING) {
 			/* Enrolled first: has the peer enrolled too? Asked less
 			 * and less often (fdtable.h); until then plain TCP, with
-			 * reads counted in the slot (fl_rx_begin). */
-			if (fl_fd_retry_due(e))
+			 * reads counted in the slot (fl_rx_begin). The peer's
+			 * enroller leaves a hint in our slot when it joins. */
+			if (fl_peer_joined_hint(e) || fl_fd_retry_due(e))
 				fl_enroll_join(fd, e);
 			st = fl_fd_state(e);
 			if (st == FL_FD_ENROLLED)
@@ -178,7 +187,15 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 			st = fl_fd_state(e);
 			if (st != FL_FD_PENDING)
 				continue;
-			return NULL;
+			/* Plain TCP, counted in flight so that an enrolling
+			 * thread waits for it (enroll.c, fl_enroll_drain). */
+			if (fl_inflight_take(e, &seen)) {
+				*held = true;
+				*st_out = seen;
+				return e;
+			}
+			st = fl_fd_state(e);
+			continue;
 		}
 		if (!pend)
 			return NULL;
@@ -282,7 +299,7 @@ static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags, struct fl
 	if (st != FL_FD_ENROLLED)
 		return NULL;
 	if (e && !__atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) &&
-	    fl_throttle(fd, e->slot, len, flags) < 0) {
+	    fl_throttle(fd, e->slot, len, flags, NULL) < 0) {
 		if (c->held)
 			fl_inflight_drop(fd, c->held);
 		c->held = NULL;

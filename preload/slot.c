@@ -158,3 +158,30 @@ uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting)
 	consumed = __atomic_load_n(&peer->consumed, __ATOMIC_RELAXED) & FL_CONSUMED_MASK;
 	return sent > consumed ? sent - consumed : 0;
 }
+
+uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed)
+{
+	struct fl_slot *me = fl_slot_at(slot), *peer;
+	uint64_t sent, got;
+	uint32_t p, f;
+
+	*consumed = 0;
+	if (!me || __atomic_load_n(&me->dir, __ATOMIC_RELAXED) != FL_DIR_TCP ||
+	    __atomic_load_n(&me->dir_reason, __ATOMIC_RELAXED) != FL_STAT_PASS_GATE_BYTES ||
+	    (__atomic_load_n(&me->flags, __ATOMIC_RELAXED) & FL_SLOT_SEND_TCP))
+		return 0;
+	p = __atomic_load_n(&me->peer_slot, __ATOMIC_ACQUIRE);
+	peer = p ? fl_slot_at(p - 1) : NULL;
+	if (!peer || __atomic_load_n(&peer->owner, __ATOMIC_RELAXED) !=
+		     __atomic_load_n(&me->peer_owner, __ATOMIC_RELAXED))
+		return 0;
+	f = __atomic_load_n(&peer->flags, __ATOMIC_RELAXED);
+	if (!(f & FL_SLOT_RX_READY) || (f & (FL_SLOT_BLIND | FL_SLOT_RCV_SHUT)))
+		return 0;
+	sent = __atomic_load_n(&me->tcp_sent, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&me->tcp_pending, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&me->redirected, __ATOMIC_RELAXED);
+	got = __atomic_load_n(&peer->consumed, __ATOMIC_RELAXED) & FL_CONSUMED_MASK;
+	*consumed = got;
+	return sent > got ? sent - got : 0;
+}

@@ -51,4 +51,14 @@ void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget);
  * peer's budget. */
 uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting);
 
+/*
+ * The ordering gate alone keeps this socket's messages on TCP: the last one
+ * went over TCP because its peer had not read every earlier byte yet, and
+ * nothing else (peer not ready, blind, shut down, ...) would stop the next
+ * one. Returns the peer's unread bytes then (tcp_pending included: the last
+ * message is not in tcp_sent until the next verdict) and its consumed
+ * count in *consumed; 0 in every other case.
+ */
+uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed);
+
 #endif

@@ -34,11 +34,65 @@ static bool fl_still_ours(int fd, uint32_t slot)
 	uint64_t cookie = 0;
 	socklen_t len = sizeof(cookie);
 
-	return s && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
+	return s && !libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
 	       cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 }
 
-int fl_throttle(int fd, uint32_t slot, size_t len, int flags)
+#define FL_HOLD_MAX_NS     (20 * 1000000LL)
+#define FL_HOLD_STALL_NS   (2 * 1000000LL)
+#define FL_HOLD_GAP_MIN_US 1000u
+#define FL_HOLD_GAP_MAX_US 1000000u
+
+/* The gate-reopening hold (throttle.h). Costs nothing unless the gate
+ * alone keeps the socket on TCP: then a clock read, and a fcntl before it
+ * sleeps. */
+static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
+{
+	uint64_t consumed, last, unread = fl_slot_gate_unread(slot, &consumed);
+	struct timespec pause = { 0, 10000 };
+	int64_t now, start, progress;
+	uint32_t now_us;
+	int saved;
+
+	if (!unread || !h || (flags & MSG_DONTWAIT))
+		return;
+	now = fl_mono_ns();
+	now_us = (uint32_t)(now / 1000);
+	if (h->gap_us && (int32_t)(h->at_us - now_us) > 0)
+		return; /* a recent hold failed: not yet */
+	saved = errno;
+	if (libc_fcntl(fd, F_GETFL, NULL) & O_NONBLOCK)
+		goto out; /* never delay a non-blocking write */
+	fl_ustat_add(FL_USTAT_GATE_HOLDS, 1);
+	start = progress = now;
+	last = consumed;
+	while (unread) {
+		if (nanosleep(&pause, NULL))
+			break; /* a signal: the write goes on as TCP would */
+		if (pause.tv_nsec < 500000)
+			pause.tv_nsec *= 2;
+		unread = fl_slot_gate_unread(slot, &consumed);
+		now = fl_mono_ns();
+		if (consumed != last) {
+			last = consumed;
+			progress = now;
+		}
+		if (now - progress > FL_HOLD_STALL_NS || now - start > FL_HOLD_MAX_NS)
+			break;
+	}
+	if (!unread) {
+		fl_ustat_add(FL_USTAT_GATE_HOLDS_OPENED, 1);
+		h->gap_us = 0;
+	} else {
+		h->gap_us = !h->gap_us ? FL_HOLD_GAP_MIN_US :
+			    h->gap_us >= FL_HOLD_GAP_MAX_US / 2 ? FL_HOLD_GAP_MAX_US : h->gap_us * 2;
+		h->at_us = (uint32_t)(fl_mono_ns() / 1000) + h->gap_us;
+	}
+out:
+	errno = saved;
+}
+
+int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold)
 {
 	uint32_t budget;
 	bool redirecting;
@@ -49,6 +103,7 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags)
 
 	if (!len || (flags & MSG_DONTWAIT))
 		return 0;
+	fl_gate_hold(fd, slot, flags, hold);
 	unread = fl_slot_peer_unread(slot, &budget, &redirecting);
 	if (!redirecting || !unread || unread + len <= budget)
 		return 0;

@@ -13,8 +13,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The same writer also waits, briefly, for a reader that is catching up on
+ * bytes sent over TCP: while any is unread, the ordering gate keeps every
+ * new message on TCP, and a writer that stays ahead of its reader would
+ * keep the connection there for good. Holding a blocking write until the
+ * reader has read them all lets the next message be redirected. The hold
+ * ends when the reader has caught up, stops making progress (2 ms), after
+ * 20 ms, or at a signal; one that failed is not tried again for a while
+ * (1 ms, doubling up to 1 s), kept in *hold (per socket, may be NULL).
+ * Nothing the application can observe changes: a blocking write may
+ * always take that long in TCP.
+ */
+struct fl_hold {
+	uint32_t at_us;  /* CLOCK_MONOTONIC microseconds (wrapping): next hold allowed */
+	uint32_t gap_us; /* the wait after the next failed hold; 0: none failed */
+};
+
 /* Waits if it should. Returns 0, or -1 if fd no longer names the socket
  * that owns slot (its entry is stale: the caller forgets it). */
-int fl_throttle(int fd, uint32_t slot, size_t len, int flags);
+int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold);
 
 #endif

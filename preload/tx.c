@@ -47,6 +47,7 @@ struct fl_tx {
 	uint32_t writes;        /* application writes in the buffer (for the stats) */
 	uint32_t checked_len;   /* len when the peer was last looked at */
 	bool peer_busy;         /* what it looked like then */
+	struct fl_hold hold;    /* the gate-reopening hold's backoff (throttle.h) */
 	int listed;             /* on fl_pending (guarded by fl_pending_lock) */
 	struct fl_tx *next_pending, *next_free, *next_all;
 };
@@ -203,6 +204,7 @@ struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 	tx->err = 0;
 	tx->first_ns = 0;
 	tx->shared = 0;
+	tx->hold = (struct fl_hold){ 0 };
 	/* Accepted sockets inherit TCP_NODELAY from their listener. With
 	 * batching off the state only counts the fds (io.c never sends
 	 * through it). */
@@ -368,7 +370,7 @@ static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
  */
 static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait, enum fl_ustat why)
 {
-	if (fl_throttle(fd, tx->slot, tx->len, flags) < 0) {
+	if (fl_throttle(fd, tx->slot, tx->len, flags, &tx->hold) < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		return 0;
@@ -417,7 +419,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 	if (msg)
 		m = *msg;
 	/* Handing bytes to the kernel: wait here if the reader is a budget behind. */
-	if (fl_throttle(fd, tx->slot, pending + fl_iov_total(iov, iovcnt), flags) < 0) {
+	if (fl_throttle(fd, tx->slot, pending + fl_iov_total(iov, iovcnt), flags, &tx->hold) < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		pending = 0;

@@ -129,9 +129,11 @@ static void fl_ref_fill_owner(struct fl_slot_ref *ref, pid_t pid)
  */
 static int fl_join(struct fl_broker *b, int fd, struct fl_sk *st, struct fl_broker_rep *rep)
 {
+	struct fl_slot_ref peer;
+	struct fl_slot *p;
 	int err;
 
-	if (!fl_em_peer_announced(&b->em, st))
+	if (!fl_em_peer_announced(&b->em, st, &peer))
 		return -EINPROGRESS;
 	err = fl_em_join(&b->em, fd, st, 0);
 	if (err) {
@@ -139,6 +141,12 @@ static int fl_join(struct fl_broker *b, int fd, struct fl_sk *st, struct fl_brok
 		fl_count(b, fl_em_insert_counter(err));
 		return err;
 	}
+	/* A peer still waiting outside joins at its next call (a hint in its
+	 * slot, FL_SLOT_PEER_JOINED; the broker can write every domain). */
+	p = fl_domains_slot(&b->dom, peer.slot);
+	if (p && __atomic_load_n(&p->owner, __ATOMIC_ACQUIRE) == peer.owner &&
+	    !(__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & FL_SLOT_JOINED))
+		__atomic_fetch_or(&p->flags, FL_SLOT_PEER_JOINED, __ATOMIC_RELEASE);
 	rep->joined = 1;
 	rep->cookie = st->cookie;
 	fl_count(b, FL_USTAT_ENROLLED);

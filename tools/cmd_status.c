@@ -201,6 +201,10 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_close(&j);
 	fl_json_u64(&j, "blind_sockets", us[FL_USTAT_BLIND]);
 	fl_json_u64(&j, "throttled_writes", us[FL_USTAT_THROTTLED]);
+	fl_json_object(&j, "gate_holds");
+	fl_json_u64(&j, "held", us[FL_USTAT_GATE_HOLDS]);
+	fl_json_u64(&j, "reopened", us[FL_USTAT_GATE_HOLDS_OPENED]);
+	fl_json_close(&j);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
 	fl_json_object(&j, "sharing");
 	fl_json_u64(&j, "joined_not_ready", us[FL_USTAT_RX_NOT_READY]);
@@ -301,9 +305,11 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("  other:        gate opened %llu, flow-control fallbacks %llu, blind sockets %llu,\n",
 	       (unsigned long long)st[FL_STAT_GATE_OPENED],
 	       (unsigned long long)st[FL_STAT_FLOW_FALLBACKS], (unsigned long long)us[FL_USTAT_BLIND]);
-	printf("                throttled writes %llu, slots in use %llu in %u slot domains\n",
-	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)s->c.slots_used,
-	       s->c.slot_domains);
+	printf("                throttled writes %llu, gate holds %llu (%llu reopened it),\n",
+	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)us[FL_USTAT_GATE_HOLDS],
+	       (unsigned long long)us[FL_USTAT_GATE_HOLDS_OPENED]);
+	printf("                slots in use %llu in %u slot domains\n",
+	       (unsigned long long)s->c.slots_used, s->c.slot_domains);
 	if (s->broker_answers)
 		printf("  broker:       %s answers, %u slot domains (one per user), %llu enrolled "
 		       "through it\n", s->broker, s->broker_domains,
