@@ -178,15 +178,16 @@ static bool fl_enroll_drain(struct fl_fd *e)
  * two would slip through.
  */
 static void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
-			     bool inserted)
+			     bool inserted, bool busy)
 {
 	struct fl_slot *s = fl_slot_at(e->slot);
 	bool alone;
 
 	if (s)
 		__atomic_fetch_or(&s->flags, FL_SLOT_JOINED, __ATOMIC_SEQ_CST);
-	/* Calls of ours still in flight began before the join (fl_enroll_check_ready). */
-	if (!fl_enroll_drain(e)) {
+	/* Calls of ours still in flight began before the join (fl_enroll_check_ready);
+	 * busy: a read of a pending fd was, when enrollment began. */
+	if (busy || __atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST) || !fl_enroll_drain(e)) {
 		alone = false;
 		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
 	} else {
@@ -246,7 +247,7 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
-	if (!fl_enroll_drain(e)) {
+	if (__atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST) || !fl_enroll_drain(e)) {
 		/* Not asked: the last call out asks, whatever the backoff. */
 		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
@@ -259,6 +260,10 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 	    cookie == __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) && fl_holders_others(fd) == 0) {
 		__atomic_fetch_or(&s->flags, FL_SLOT_RX_READY, __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
+		/* Nobody else holds it now: coalescing is ours to decide again
+		 * (a later fork marks it shared again, tx.c). */
+		if (e->tx)
+			fl_tx_set_alone(e->tx);
 		ready = true;
 	}
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
@@ -269,8 +274,9 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 	}
 }
 
-/* Records fd as announced in slot/gen (WAITING): reads count in the slot. */
-static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
+/* Records fd as announced in slot/gen, published as state (WAITING: reads
+ * count in the slot; ENROLLING: the caller goes on to join). */
+static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint32_t state)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
@@ -280,7 +286,7 @@ static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 	e->gen = gen;
 	e->tx = NULL;
 	fl_fd_retry_reset(e);
-	__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->state, state, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -342,7 +348,7 @@ static void fl_enroll_wake_peer(const struct fl_slot_ref *peer)
  * whose peer never runs the shim would never leave. 0 (joined, or still
  * waiting: e->state says which) or -errno (back on TCP for good).
  */
-static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *e)
+static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *e, bool busy)
 {
 	struct fl_slot_ref peer;
 	struct fl_em_maps em;
@@ -357,7 +363,7 @@ static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *
 	fl_enroll_em_maps(m, &em);
 	if (st.flags & FL_SK_JOINED) {
 		/* Another process that shares the socket joined it. */
-		fl_enroll_joined(m, fd, e, st.cookie, false);
+		fl_enroll_joined(m, fd, e, st.cookie, false, busy);
 		return 0;
 	}
 	if (!fl_em_peer_announced(&em, &st, &peer)) {
@@ -373,7 +379,7 @@ static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *
 	if (!err)
 		fl_enroll_wake_peer(&peer);
 	if (err == -EEXIST && fl_em_joined_already(&em, &st, st.cookie)) {
-		fl_enroll_joined(m, fd, e, st.cookie, false); /* a sharer won the race */
+		fl_enroll_joined(m, fd, e, st.cookie, false, busy); /* a sharer won the race */
 		return 0;
 	}
 	if (err) {
@@ -381,7 +387,7 @@ static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *
 		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	fl_enroll_joined(m, fd, e, st.cookie, true);
+	fl_enroll_joined(m, fd, e, st.cookie, true, busy);
 	fl_enroll_say(fd, e, &st, "");
 	return 0;
 }
@@ -405,7 +411,7 @@ static int fl_enroll_join_brokered(const struct fl_maps *m, int fd, struct fl_fd
 		snprintf(why, sizeof(why), "the broker could not join it: %s", strerror(-err));
 		return fl_fallback(fd, err, FL_USTAT__NR, why);
 	}
-	fl_enroll_joined(m, fd, e, rep.cookie, true);
+	fl_enroll_joined(m, fd, e, rep.cookie, true, false);
 	fl_enroll_say(fd, e, NULL, " by the broker");
 	return 0;
 }
@@ -422,7 +428,7 @@ bool fl_enroll_join(int fd, struct fl_fd *e)
 	if (m->brokered)
 		fl_enroll_join_brokered(m, fd, e);
 	else
-		fl_enroll_join_direct(m, fd, e);
+		fl_enroll_join_direct(m, fd, e, false);
 	errno = saved;
 	return fl_fd_state(e) == FL_FD_ENROLLED;
 }
@@ -439,13 +445,13 @@ static int fl_adopt(int fd, const struct fl_sk *st, bool joined)
 	if (!m || !s || __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) != st->cookie)
 		return fl_fallback(fd, -ENODATA, FL_USTAT__NR, "enrolled before, but its slot is gone");
 	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
-	if (fl_enroll_record(fd, st->slot, gen))
+	if (fl_enroll_record(fd, st->slot, gen, FL_FD_WAITING))
 		return -ENOMEM;
 	e = fl_fd_peek(fd);
 	fl_debug("fd %d: adopted (slot %u, %s)", fd, st->slot, joined ? "joined" : "waiting");
 	if (!joined)
 		return 0;
-	fl_enroll_joined(m, fd, e, st->cookie, false);
+	fl_enroll_joined(m, fd, e, st->cookie, false, false);
 	return 0;
 }
 
@@ -480,7 +486,7 @@ int fl_enroll_adopt(int fd)
 
 int fl_enroll(int fd)
 {
-	return fl_enroll_read(fd, 0);
+	return fl_enroll_read(fd, 0, false);
 }
 
 void fl_enroll_or_defer(int fd)
@@ -502,10 +508,89 @@ void fl_enroll_or_defer(int fd)
 	__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE);
 }
 
+/*
+ * IMPORTANT: a read of a pending fd that is still in flight when its socket
+ * enrolls must count its bytes exactly once: in pend_read if enrollment
+ * has not taken that count yet, else in the slot, which starts from it.
+ * Enrollment takes the count by setting FL_PEND_CLOSED (fetch_or: it gets
+ * the count and closes it in one step) and reopens it if it gives up; a
+ * reader that finds it closed waits for the enrollment to finish, then
+ * counts in the slot. Missing a byte would keep the gate shut for good,
+ * counting one twice could open it early.
+ */
+#define FL_PEND_CLOSED (1ULL << 63)
+
+static uint64_t fl_pending_close(struct fl_fd *e)
+{
+	return __atomic_fetch_or(&e->pend_read, FL_PEND_CLOSED, __ATOMIC_SEQ_CST) & ~FL_PEND_CLOSED;
+}
+
+/* Enrollment gave up for now: the fd is pending again, its count open. */
+static void fl_pending_reopen(struct fl_fd *e)
+{
+	__atomic_fetch_and(&e->pend_read, ~FL_PEND_CLOSED, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
+}
+
+static void fl_pending_count(struct fl_fd *e, uint64_t n)
+{
+	uint64_t v = __atomic_load_n(&e->pend_read, __ATOMIC_SEQ_CST);
+	uint32_t st;
+
+	for (;;) {
+		if (!(v & FL_PEND_CLOSED)) {
+			if (__atomic_compare_exchange_n(&e->pend_read, &v, v + n, false,
+							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				return;
+			continue;
+		}
+		while ((st = fl_fd_state(e)) == FL_FD_ENROLLING)
+			sched_yield();
+		if (st == FL_FD_WAITING || st == FL_FD_ENROLLED) {
+			fl_slot_consume(e->slot, e->gen, n);
+			return;
+		}
+		if (st != FL_FD_PENDING)
+			return; /* stays on TCP: nothing counts any more */
+		v = __atomic_load_n(&e->pend_read, __ATOMIC_SEQ_CST); /* reopened */
+	}
+}
+
+void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n)
+{
+	uint32_t f;
+	int saved;
+
+	if (!e)
+		return;
+	if (n)
+		fl_pending_count(e, n);
+	if (__atomic_sub_fetch(&e->pend_readers, 1, __ATOMIC_SEQ_CST))
+		return;
+	switch (fl_fd_state(e)) {
+	case FL_FD_PENDING:
+		fl_pending_io(fd, e, n);
+		return;
+	case FL_FD_ENROLLED:
+		/* It enrolled while this read was in flight: the last such
+		 * read out asks whether redirects into it are safe now. */
+		f = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
+		if ((f & FL_FDF_RX_READY) || __atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST))
+			return;
+		saved = errno;
+		fl_enroll_check_ready(fd, e);
+		errno = saved;
+		return;
+	default:
+		return;
+	}
+}
+
 bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 {
 	uint32_t expect = FL_FD_PENDING;
-	uint64_t moved;
+	uint64_t moved, already_read;
+	bool busy;
 	int saved, err;
 
 	moved = __atomic_add_fetch(&e->pend_moved, n, __ATOMIC_RELAXED);
@@ -519,35 +604,28 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return fl_fd_state(e) == FL_FD_ENROLLED;
 	/*
-	 * IMPORTANT: not while another thread is inside a read of this socket
-	 * through this fd. That read waits in TCP's recvmsg for TCP's queue;
-	 * once the socket is in the sockhash, its peer's bytes could arrive in
-	 * the redirected queue, which that wait never looks at. The kernel
-	 * check after the insert (fl_enroll_joined) would catch it too; this
-	 * one is free, and it makes the count below exact: readers count
-	 * themselves before they look at the state, this thread sets the state
-	 * before it looks at the count (both sequentially consistent), so
-	 * every finished read is in pend_read and "consumed" starts exact. The
-	 * last reader's own fl_rx_end tries again.
+	 * IMPORTANT: a read of another thread may be in flight through this
+	 * fd: it waits in TCP's own recvmsg, which never sees redirected
+	 * bytes. Such a socket still enrolls and joins (its own writes may be
+	 * redirected), but nothing is redirected INTO it until a check finds
+	 * no such read left (fl_enroll_joined: not RX_READY; the last read out
+	 * asks, fl_pending_read_done). Readers count themselves before they
+	 * look at the state, this thread sets the state before it looks at
+	 * the count (both sequentially consistent): one sees the other.
+	 * Without readers, writes of other threads in flight are waited for a
+	 * moment (fl_enroll_drain), so that the kernel's count of holders can
+	 * be asked before the insert.
 	 */
-	if (__atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST)) {
-		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
-		return false;
-	}
-	/* Writes of other threads in flight: see fl_enroll_drain. Busy for
-	 * long: asked again later, with the same backoff as a shared socket. */
-	if (!fl_enroll_drain(e)) {
-		if (!(__atomic_fetch_or(&e->flags, FL_FDF_SHARED, __ATOMIC_RELAXED) & FL_FDF_SHARED))
-			fl_fd_retry_reset(e);
-		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_SEQ_CST);
-		return false;
-	}
+	busy = __atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST) != 0;
+	if (!busy && !fl_enroll_drain(e))
+		busy = true;
+	already_read = fl_pending_close(e);
 	saved = errno;
 	fl_debug("fd %d: moved %llu bytes over TCP, enrolling", fd, (unsigned long long)moved);
-	err = fl_enroll_read(fd, __atomic_load_n(&e->pend_read, __ATOMIC_SEQ_CST));
+	err = fl_enroll_read(fd, already_read, busy);
 	if (err == -EAGAIN)
-		__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE); /* shared: later */
-	else if (err)
+		fl_pending_reopen(e); /* shared: later */
+	else if (err && fl_fd_state(e) == FL_FD_ENROLLING)
 		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE); /* stays on TCP */
 	errno = saved;
 	return fl_fd_state(e) == FL_FD_ENROLLED;
@@ -562,7 +640,7 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
  * the ISN, which only the broker can read: it sets it.
  */
 static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
-			      uint64_t already_read)
+			      uint64_t already_read, bool busy)
 {
 	uint64_t cookie = 0, gen = 0;
 	socklen_t olen = sizeof(cookie);
@@ -595,14 +673,15 @@ static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
 		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen, FL_FD_ENROLLING);
 	if (err)
 		return err;
 	e = fl_fd_peek(fd);
 	if (rep.joined) {
-		fl_enroll_joined(m, fd, e, cookie, true);
+		fl_enroll_joined(m, fd, e, cookie, true, busy);
 		fl_enroll_say(fd, e, NULL, " by the broker");
 	} else {
+		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
 		fl_debug("fd %d: announced by the broker (slot %#x), waiting for its peer", fd,
 			 (unsigned)slot);
 	}
@@ -621,7 +700,7 @@ static int fl_enroll_put_off(int fd, struct fl_fd *e)
 	return -EAGAIN;
 }
 
-int fl_enroll_read(int fd, uint64_t already_read)
+int fl_enroll_read(int fd, uint64_t already_read, bool busy)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
@@ -680,9 +759,9 @@ int fl_enroll_read(int fd, uint64_t already_read)
 	 * process enrolled before it was shared is adopted, shared or not.
 	 */
 	if (m->brokered) {
-		if (fl_holders_others(fd) != 0)
+		if (!busy && fl_holders_others(fd) != 0)
 			return fl_adopt_brokered(fd) ? fl_enroll_put_off(fd, e) : 0;
-		return fl_enroll_brokered(m, fd, e, already_read);
+		return fl_enroll_brokered(m, fd, e, already_read, busy);
 	}
 	/* The ISNs sockops recorded when the connection was established. */
 	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st))
@@ -690,7 +769,7 @@ int fl_enroll_read(int fd, uint64_t already_read)
 				   "no ISN record (established before fastlocal was loaded)");
 	if (st.flags & FL_SK_ENROLLED)
 		return fl_adopt(fd, &st, st.flags & FL_SK_JOINED);
-	if (fl_holders_others(fd) != 0)
+	if (!busy && fl_holders_others(fd) != 0)
 		return fl_enroll_put_off(fd, e);
 
 	olen = sizeof(cookie);
@@ -728,14 +807,13 @@ int fl_enroll_read(int fd, uint64_t already_read)
 		snprintf(why, sizeof(why), "the kernel refused the record: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen, FL_FD_ENROLLING);
 	if (err)
 		return err;
 	e = fl_fd_peek(fd);
 	/* Join now if the peer is there already; otherwise wait for it: the
 	 * fd's I/O asks again (io.c). */
-	__atomic_store_n(&e->state, FL_FD_ENROLLING, __ATOMIC_SEQ_CST);
-	err = fl_enroll_join_direct(m, fd, e);
+	err = fl_enroll_join_direct(m, fd, e, busy);
 	if (!err && fl_fd_state(e) == FL_FD_WAITING) {
 		fl_ustat_add(FL_USTAT_WAITED_FOR_PEER, 1);
 		fl_debug("fd %d: announced (slot %u, port %u -> %u, budget %u); waits outside the "

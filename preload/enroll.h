@@ -28,7 +28,7 @@ int fl_enroll(int fd);
 /* fl_enroll for a socket the application has already read `already_read`
  * bytes from (over TCP, while it was pending): the peer's ordering gate
  * counts them as read. */
-int fl_enroll_read(int fd, uint64_t already_read);
+int fl_enroll_read(int fd, uint64_t already_read, bool busy);
 
 /*
  * After connect()/accept(): enrolls fd at once when FASTLOCAL_ENROLL_AFTER
@@ -38,10 +38,16 @@ int fl_enroll_read(int fd, uint64_t already_read);
  */
 void fl_enroll_or_defer(int fd);
 
-/* A pending fd moved n more bytes (a read counts its bytes in pend_read
- * itself, first). Enrolls it when it has moved enough, and no read is in
- * progress; true if fd is enrolled now. */
+/* A pending fd moved n more bytes (a write, before it; a read, through
+ * fl_pending_read_done). Enrolls it when it has moved enough; true if fd is
+ * enrolled now. */
 bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n);
+
+/* A read of pending fd that returned n bytes (0: none, or a peek) ends: its
+ * bytes are counted exactly once (in the entry, or in the slot if the
+ * socket enrolled meanwhile), then, if it was the last read in flight, the
+ * fd may enroll, or be found safe to redirect into. */
+void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n);
 
 /* Re-attaches fd, a socket this process inherited through exec that was
  * enrolled before: its reads are counted again. 0 or -errno. */

@@ -133,7 +133,8 @@ void fl_fd_copy(int oldfd, int newfd)
 	/* A pending copy starts from what the original has counted: reads
 	 * through the original from now on are not seen here, which can only
 	 * keep its gate shut (design.md), never open it early. */
-	dst->pend_read = __atomic_load_n(&src->pend_read, __ATOMIC_SEQ_CST);
+	/* (without the bit an enrollment in progress sets, enroll.c) */
+	dst->pend_read = __atomic_load_n(&src->pend_read, __ATOMIC_SEQ_CST) & ~(1ULL << 63);
 	dst->pend_moved = __atomic_load_n(&src->pend_moved, __ATOMIC_RELAXED);
 	dst->pend_readers = 0;
 	dst->retry_at_us = fl_fd_now_us(); /* due at once */

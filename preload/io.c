@@ -270,13 +270,8 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 		fl_slot_consume(rx->slot, rx->gen, (uint64_t)n);
 	if (rx->held)
 		fl_inflight_drop(rx->fd, rx->e);
-	if (!rx->pend)
-		return;
-	/* Counted before it stops being a reader in flight (fl_pending_io). */
-	if (counted)
-		__atomic_fetch_add(&rx->pend->pend_read, (uint64_t)n, __ATOMIC_SEQ_CST);
-	__atomic_fetch_sub(&rx->pend->pend_readers, 1, __ATOMIC_SEQ_CST);
-	fl_pending_io(rx->fd, rx->pend, counted ? (uint64_t)n : 0);
+	if (rx->pend)
+		fl_pending_read_done(rx->fd, rx->pend, counted ? (uint64_t)n : 0);
 }
 
 /*

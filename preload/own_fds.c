@@ -112,3 +112,26 @@ int fl_own_fds_in(unsigned int first, unsigned int last, int *out, int max)
 	}
 	return n;
 }
+
+/*
+ * IMPORTANT: the first fd moved high grows the process's fd table to cover
+ * it, and in a process that already has threads the kernel then waits for
+ * an RCU grace period (expand_fdtable: synchronize_rcu when the table is
+ * shared): measured at 8 ms here, during which the thread enrolling its
+ * first socket holds it in ENROLLING and several MB go over TCP. So the
+ * table is grown when the shim loads, while the process is normally still
+ * single-threaded: one dup of a standard fd to the base, then its close.
+ * Nothing is kept; without a standard fd open, nothing is done.
+ */
+__attribute__((constructor)) static void fl_own_fds_init(void)
+{
+	int fd, std;
+
+	for (std = 0; std < 3; std++) {
+		fd = libc_fcntl(std, F_DUPFD_CLOEXEC, (void *)(long)fl_own_base());
+		if (fd >= 0) {
+			libc_close(fd);
+			return;
+		}
+	}
+}

@@ -38,8 +38,8 @@ static bool fl_still_ours(int fd, uint32_t slot)
 	       cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 }
 
-#define FL_HOLD_MAX_NS     (20 * 1000000LL)
-#define FL_HOLD_STALL_NS   (2 * 1000000LL)
+#define FL_HOLD_MAX_NS     (50 * 1000000LL)
+#define FL_HOLD_STALL_NS   (5 * 1000000LL)
 #define FL_HOLD_GAP_MIN_US 1000u
 #define FL_HOLD_GAP_MAX_US 1000000u
 

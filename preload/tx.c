@@ -674,6 +674,13 @@ void fl_tx_set_shared(struct fl_tx *tx)
 	pthread_mutex_unlock(&tx->lock);
 }
 
+void fl_tx_set_alone(struct fl_tx *tx)
+{
+	pthread_mutex_lock(&tx->lock);
+	tx->shared = 0;
+	pthread_mutex_unlock(&tx->lock);
+}
+
 void fl_tx_set_through(struct fl_tx *tx, int fd)
 {
 	fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_WRITE);

@@ -97,6 +97,8 @@ void fl_tx_set_through(struct fl_tx *tx, int fd);
 /* Another process may hold the socket too: no coalescing on our own
  * initiative from now on (as after fork, tx.c). */
 void fl_tx_set_shared(struct fl_tx *tx);
+/* Nobody else holds the socket any more (preload/holders.h said so). */
+void fl_tx_set_alone(struct fl_tx *tx);
 
 /* shutdown(SHUT_WR): flush, then every later write goes straight to the
  * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. */
