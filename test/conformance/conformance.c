@@ -140,6 +140,34 @@ int fl_sc_connect(int family, int port)
 	return c;
 }
 
+#define FL_SC_WARM_BYTES 8192
+
+#define FL_SC_WARM_SEED 0x5741524dULL /* "WARM" */
+
+static int fl_sc_warm_read(int fd)
+{
+	int64_t bad;
+
+	return fl_sc_read_pattern(fd, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED, &bad) ==
+		       FL_SC_WARM_BYTES && bad < 0 ? 0 : -1;
+}
+
+int fl_sc_warm_end(int fd)
+{
+	/* The write fits in the socket buffers: it cannot block. */
+	if (fl_sc_write_pattern(fd, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED))
+		return -1;
+	return fl_sc_warm_read(fd);
+}
+
+int fl_sc_warm(int a, int b)
+{
+	if (fl_sc_write_pattern(a, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED) ||
+	    fl_sc_write_pattern(b, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED))
+		return -1;
+	return fl_sc_warm_read(b) || fl_sc_warm_read(a) ? -1 : 0;
+}
+
 int fl_sc_pair(int family, int *c, int *s)
 {
 	int port, l = fl_sc_listen(family, &port);

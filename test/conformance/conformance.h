@@ -70,6 +70,18 @@ const char *fl_ret(ssize_t r);
 /* ---- setup */
 /* A connected pair over loopback: c from connect(), s from accept(). */
 int fl_sc_pair(int family, int *c, int *s);
+/*
+ * Warms a connection up: each end writes 8 KiB and reads its peer's 8 KiB
+ * back, so that under the shim both ends have moved more than the default
+ * enroll threshold (FASTLOCAL_ENROLL_AFTER, 4096 bytes) and, if their peer
+ * enrolled too, joined the sockhash before the scenario proper starts. It
+ * prints nothing, so plain TCP and the shim trace the same. fl_sc_warm does
+ * both ends in this process; fl_sc_warm_end one end, for scenarios whose
+ * ends live in two processes. 0 or -1.
+ */
+int fl_sc_warm(int a, int b);
+int fl_sc_warm_end(int fd);
+
 /* A listener on loopback; *port gets its port. */
 int fl_sc_listen(int family, int *port);
 int fl_sc_connect(int family, int port);

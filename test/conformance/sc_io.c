@@ -1144,7 +1144,8 @@ static int sc_fionread_fc_client(int family)
 	c = sc_connect_rcvbuf(family, port, 65536);
 	s = c >= 0 ? accept(l, NULL, NULL) : -1;
 	close(l);
-	if (s < 0)
+	/* Both ends enrolled and joined before the flood (conformance.h). */
+	if (s < 0 || fl_sc_warm(c, s))
 		return -1;
 	sc_guard(c);
 	sc_guard(s);
@@ -1527,7 +1528,9 @@ static int sc_half_close_client(int family)
 	int c, s;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (sc_pair_guarded(family, &c, &s))
+	/* Warmed up: the server must join before the client's FIN, after
+	 * which the kernel refuses to insert it (CLOSE_WAIT). */
+	if (sc_pair_guarded(family, &c, &s) || fl_sc_warm(c, s))
 		return -1;
 	sc_half_close(c, s, "client", "server", 81);
 	close(c);
@@ -1541,7 +1544,9 @@ static int sc_half_close_server(int family)
 	int c, s;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (sc_pair_guarded(family, &c, &s))
+	/* Warmed up: the client must join before the server's FIN, after
+	 * which the kernel refuses to insert it (CLOSE_WAIT). */
+	if (sc_pair_guarded(family, &c, &s) || fl_sc_warm(c, s))
 		return -1;
 	sc_half_close(s, c, "server", "client", 83);
 	close(c);
