@@ -124,13 +124,11 @@ struct fl_sk {
 };
 
 #define FL_SK_ISN      (1u << 0) /* snd_isn/rcv_isn recorded at establishment */
-#define FL_SK_ENROLLED (1u << 1) /* key/peer/slot/cookie valid; in the slot index */
+#define FL_SK_ENROLLED (1u << 1) /* key/peer/slot/cookie valid; in the sockhash */
 #define FL_SK_ACTIVE   (1u << 2) /* this end called connect() */
 /* The shim left this connection on TCP because the configuration says so
  * (FASTLOCAL=0): sockops counts its TCP bytes when it closes. */
 #define FL_SK_OFF      (1u << 3)
-/* In the sockhash (FL_SK_ENROLLED alone: announced, waiting for the peer). */
-#define FL_SK_JOINED   (1u << 4)
 
 /*
  * struct fl_slot - one enrolled socket's live counters, in the mmap-able
@@ -176,18 +174,14 @@ struct fl_slot {
 /* The owner shut down reading (SHUT_RD): bytes for it go over TCP, which
  * answers them with a reset as it does for any socket that stopped reading. */
 #define FL_SLOT_RCV_SHUT (1u << 2)
-/* The owner's socket is in the sockhash (an end that enrolled before its
- * peer waits outside it, docs/design.md "Joining"). */
+/* The owner's socket is in the sockhash (set by its enroller right after
+ * the insert; until then bytes for it pass as peer_not_enrolled). */
 #define FL_SLOT_JOINED (1u << 3)
 /* Redirects into the owner's socket are safe: it is in the sockhash and,
  * when it joined, nothing but the enrolling fd held it, so no reader can be
  * asleep in TCP's own recvmsg, which never sees redirected bytes
  * (docs/design.md "Shared sockets"). Set once, never cleared. */
 #define FL_SLOT_RX_READY (1u << 4)
-/* A hint written by the peer's enroller when it joins while this end waits
- * outside the sockhash: join at your next call rather than at the next
- * backoff point. Only a hint: the join checks the maps itself. */
-#define FL_SLOT_PEER_JOINED (1u << 5)
 
 enum fl_dir {
 	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */
@@ -284,16 +278,15 @@ enum fl_ustat {
 	FL_USTAT_FB_NO_NONCE = 26,       /* a non-loopback connection without a SYN nonce */
 	FL_USTAT_FB_SHARED = 27,         /* enrollment put off: another fd, thread or process
 					  * held the socket (counted once per socket) */
-	FL_USTAT_RX_NOT_READY = 28,      /* joined while another holder existed: the peer's
-					  * bytes stay on TCP until a later check passes */
+	FL_USTAT_RX_NOT_READY = 28,      /* joined while another holder or a read in flight
+					  * could not be ruled out: the peer's bytes stay on
+					  * TCP until a later check passes */
 	FL_USTAT_RX_READY_LATE = 29,     /* ... and such a later check passed */
-	FL_USTAT_WAITED_FOR_PEER = 30,   /* enrolled first: waited outside the sockhash for
-					  * the peer (one-sided ends never join) */
-	FL_USTAT_NAGLE_PUSHES = 31,      /* multi-page writes sent over TCP whose tail the shim
+	FL_USTAT_NAGLE_PUSHES = 30,      /* multi-page writes sent over TCP whose tail the shim
 					  * pushed (tcp_bpf's per-page pushes vs Nagle) */
-	FL_USTAT_GATE_HOLDS = 32,        /* a blocking write waited for its reader to read every
+	FL_USTAT_GATE_HOLDS = 31,        /* a blocking write waited for its reader to read every
 					  * byte sent over TCP, so that the gate could reopen */
-	FL_USTAT_GATE_HOLDS_OPENED = 33, /* ... and the reader caught up within the hold */
+	FL_USTAT_GATE_HOLDS_OPENED = 32, /* ... and the reader caught up within the hold */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

@@ -8,7 +8,8 @@
  * SCM_RIGHTS, and one fixed-size reply (HELLO's carries the caller's slot
  * array as SCM_RIGHTS). IMPORTANT: the broker closes the socket it was
  * passed before it replies, so that the caller's check of who holds its
- * socket (preload/holders.h) never counts the broker's copy. The broker trusts nothing in a request but the op
+ * socket (preload/holders.h) never counts the broker's copy. The broker
+ * trusts nothing in a request but the op
  * and the slot reference, and checks both (tools/broker_serve.c). Not a BPF
  * layout, so it lives here, shared by the shim and the CLI.
  */
@@ -24,14 +25,11 @@
 
 enum fl_broker_op {
 	FL_BROKER_HELLO = 1,    /* no fd: reply with the caller's slot domain (fd); root: 0 */
-	FL_BROKER_ENROLL = 2,   /* fd, slot: announce fd with that slot of the caller's domain,
-				 * and join the sockhash if its peer announced itself */
+	FL_BROKER_ENROLL = 2,   /* fd, slot: enroll fd with that slot of the caller's domain */
 	FL_BROKER_UNENROLL = 3, /* fd: take it out of the sockhash (its slot BLIND first) */
 	FL_BROKER_MARK_OFF = 4, /* fd: FL_SK_OFF, left on TCP by configuration */
 	FL_BROKER_ADOPT = 5,    /* fd: its slot and cookie if it is enrolled (after exec) */
 	FL_BROKER_PING = 6,     /* no fd: are you there; domain = how many domains exist */
-	FL_BROKER_JOIN = 7,     /* fd (announced): join the sockhash if its peer has announced
-				 * itself (EINPROGRESS: not yet) */
 };
 
 struct fl_broker_req {
@@ -47,8 +45,8 @@ struct fl_broker_rep {
 	__u32 domain;      /* HELLO: the caller's domain */
 	__u32 nslots;      /* HELLO: its number of slots */
 	__u32 slot;        /* ADOPT: the socket's slot reference */
-	__u32 joined;      /* ENROLL, JOIN, ADOPT: 1 if the socket is in the sockhash */
-	__u64 cookie;      /* ADOPT, JOIN: the socket's cookie (the slot's owner tag) */
+	__u32 pad;
+	__u64 cookie;      /* ADOPT: the socket's cookie (the slot's owner tag) */
 };
 
 

@@ -274,9 +274,9 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 	}
 }
 
-/* Records fd as announced in slot/gen, published as state (WAITING: reads
- * count in the slot; ENROLLING: the caller goes on to join). */
-static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint32_t state)
+/* Records fd's slot/gen in the fd table; the state stays ENROLLING (other
+ * threads wait) until fl_enroll_joined publishes ENROLLED. */
+static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
@@ -286,33 +286,8 @@ static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint32_t state)
 	e->gen = gen;
 	e->tx = NULL;
 	fl_fd_retry_reset(e);
-	__atomic_store_n(&e->state, state, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->state, FL_FD_ENROLLING, __ATOMIC_RELEASE);
 	return 0;
-}
-
-/* The record of an announced fd, if the fd still names the socket of its
- * slot; 0 or -ENOENT. */
-static int fl_enroll_own_record(const struct fl_maps *m, int fd, const struct fl_fd *e,
-				struct fl_sk *st)
-{
-	struct fl_slot *s = fl_slot_at(e->slot);
-
-	if (!s || fl_em_read(fl_own_fd_get(&m->sk), fd, st) || !(st->flags & FL_SK_ENROLLED) ||
-	    st->slot != e->slot || st->cookie != __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE))
-		return -ENOENT;
-	return 0;
-}
-
-/* Withdraws an announcement that cannot join (the kernel refused the
- * insert): nothing was ever redirected to or from it. */
-static void fl_enroll_withdraw(const struct fl_maps *m, int fd, struct fl_fd *e, struct fl_sk *st)
-{
-	struct fl_em_maps em;
-
-	fl_enroll_em_maps(m, &em);
-	fl_em_withdraw(&em, fd, st);
-	fl_slot_free(e->slot, st->cookie);
-	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
 }
 
 /* The one debug line an enrollment gives ("enrolled" is what the docs and
@@ -326,116 +301,8 @@ static void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st,
 		 s ? __atomic_load_n(&s->budget, __ATOMIC_RELAXED) : 0);
 }
 
-/*
- * We joined while our peer may still wait outside the sockhash: tell it, in
- * its slot, so that its next call joins instead of its next backoff point
- * (FL_SLOT_PEER_JOINED). Only where we can write its slot (same domain);
- * elsewhere it finds out at its next backoff point.
- */
-static void fl_enroll_wake_peer(const struct fl_slot_ref *peer)
-{
-	struct fl_slot *p = fl_slot_at(peer->slot);
-
-	if (p && __atomic_load_n(&p->owner, __ATOMIC_ACQUIRE) == peer->owner &&
-	    !(__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & FL_SLOT_JOINED))
-		__atomic_fetch_or(&p->flags, FL_SLOT_PEER_JOINED, __ATOMIC_RELEASE);
-}
-
-/*
- * One attempt to join the sockhash for an announced fd (the caller holds it
- * in ENROLLING). Joins only once the peer has announced itself: an end
- * alone in the sockhash would pay tcp_bpf's costs for nothing, and one
- * whose peer never runs the shim would never leave. 0 (joined, or still
- * waiting: e->state says which) or -errno (back on TCP for good).
- */
-static int fl_enroll_join_direct(const struct fl_maps *m, int fd, struct fl_fd *e, bool busy)
-{
-	struct fl_slot_ref peer;
-	struct fl_em_maps em;
-	struct fl_sk st;
-	char why[96];
-	int err;
-
-	if (fl_enroll_own_record(m, fd, e, &st)) {
-		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
-		return -ENOENT;
-	}
-	fl_enroll_em_maps(m, &em);
-	if (st.flags & FL_SK_JOINED) {
-		/* Another process that shares the socket joined it. */
-		fl_enroll_joined(m, fd, e, st.cookie, false, busy);
-		return 0;
-	}
-	if (!fl_em_peer_announced(&em, &st, &peer)) {
-		struct fl_slot *me = fl_slot_at(e->slot);
-
-		/* A stale hint (the peer left again) must not make every call ask. */
-		if (me)
-			__atomic_fetch_and(&me->flags, ~FL_SLOT_PEER_JOINED, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
-		return 0;
-	}
-	err = fl_em_join(&em, fd, &st, fl_fault_insert() /* tests only (fault.h) */);
-	if (!err)
-		fl_enroll_wake_peer(&peer);
-	if (err == -EEXIST && fl_em_joined_already(&em, &st, st.cookie)) {
-		fl_enroll_joined(m, fd, e, st.cookie, false, busy); /* a sharer won the race */
-		return 0;
-	}
-	if (err) {
-		fl_enroll_withdraw(m, fd, e, &st);
-		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
-		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
-	}
-	fl_enroll_joined(m, fd, e, st.cookie, true, busy);
-	fl_enroll_say(fd, e, &st, "");
-	return 0;
-}
-
-/* The same through the broker, which alone can read the records. */
-static int fl_enroll_join_brokered(const struct fl_maps *m, int fd, struct fl_fd *e)
-{
-	struct fl_slot *s = fl_slot_at(e->slot);
-	struct fl_broker_rep rep;
-	char why[96];
-	int err = fl_broker_call(FL_BROKER_JOIN, fd, e->slot, &rep);
-
-	if (err == -EINPROGRESS || err == -ETIMEDOUT) {
-		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
-		return 0; /* the peer has not announced itself yet (or no answer): later */
-	}
-	if (err) {
-		if (s)
-			fl_slot_free(e->slot, __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE));
-		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
-		snprintf(why, sizeof(why), "the broker could not join it: %s", strerror(-err));
-		return fl_fallback(fd, err, FL_USTAT__NR, why);
-	}
-	fl_enroll_joined(m, fd, e, rep.cookie, true, false);
-	fl_enroll_say(fd, e, NULL, " by the broker");
-	return 0;
-}
-
-bool fl_enroll_join(int fd, struct fl_fd *e)
-{
-	const struct fl_maps *m = fl_maps_if_open();
-	uint32_t expect = FL_FD_WAITING;
-	int saved = errno;
-
-	if (!m || !__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
-					       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		return fl_fd_state(e) == FL_FD_ENROLLED;
-	if (m->brokered)
-		fl_enroll_join_brokered(m, fd, e);
-	else
-		fl_enroll_join_direct(m, fd, e, false);
-	errno = saved;
-	return fl_fd_state(e) == FL_FD_ENROLLED;
-}
-
-/* The socket was announced by some process before (fork, exec): use its
- * slot, joined or waiting as its record says. */
-static int fl_adopt(int fd, const struct fl_sk *st, bool joined)
+/* The socket was enrolled by some process before (fork, exec): use its slot. */
+static int fl_adopt(int fd, const struct fl_sk *st)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 	struct fl_slot *s = fl_slot_at(st->slot);
@@ -445,12 +312,10 @@ static int fl_adopt(int fd, const struct fl_sk *st, bool joined)
 	if (!m || !s || __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) != st->cookie)
 		return fl_fallback(fd, -ENODATA, FL_USTAT__NR, "enrolled before, but its slot is gone");
 	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
-	if (fl_enroll_record(fd, st->slot, gen, FL_FD_WAITING))
+	if (fl_enroll_record(fd, st->slot, gen))
 		return -ENOMEM;
 	e = fl_fd_peek(fd);
-	fl_debug("fd %d: adopted (slot %u, %s)", fd, st->slot, joined ? "joined" : "waiting");
-	if (!joined)
-		return 0;
+	fl_debug("fd %d: adopted (slot %u)", fd, st->slot);
 	fl_enroll_joined(m, fd, e, st->cookie, false, false);
 	return 0;
 }
@@ -467,7 +332,7 @@ static int fl_adopt_brokered(int fd)
 	memset(&st, 0, sizeof(st));
 	st.slot = rep.slot;
 	st.cookie = rep.cookie;
-	return fl_adopt(fd, &st, rep.joined);
+	return fl_adopt(fd, &st);
 }
 
 int fl_enroll_adopt(int fd)
@@ -481,7 +346,7 @@ int fl_enroll_adopt(int fd)
 		return fl_adopt_brokered(fd);
 	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
 		return -ENODATA;
-	return fl_adopt(fd, &st, st.flags & FL_SK_JOINED);
+	return fl_adopt(fd, &st);
 }
 
 int fl_enroll(int fd)
@@ -546,7 +411,7 @@ static void fl_pending_count(struct fl_fd *e, uint64_t n)
 		}
 		while ((st = fl_fd_state(e)) == FL_FD_ENROLLING)
 			sched_yield();
-		if (st == FL_FD_WAITING || st == FL_FD_ENROLLED) {
+		if (st == FL_FD_ENROLLED) {
 			fl_slot_consume(e->slot, e->gen, n);
 			return;
 		}
@@ -634,10 +499,9 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 /*
  * Not root: claims a slot in our own domain, then asks the broker, which
  * checks that the socket is ours and the slot is ours and holds its cookie,
- * reads the ISN record, builds the key and announces it exactly as
- * fl_enroll_read does (enroll_maps.c), and joins the sockhash at once if
- * the peer has announced itself. The slot's write_seq baseline comes from
- * the ISN, which only the broker can read: it sets it.
+ * reads the ISN record, builds the key and writes the maps exactly as
+ * fl_enroll_read does (enroll_maps.c). The slot's write_seq baseline comes
+ * from the ISN, which only the broker can read: it sets it.
  */
 static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
 			      uint64_t already_read, bool busy)
@@ -645,7 +509,6 @@ static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
 	uint64_t cookie = 0, gen = 0;
 	socklen_t olen = sizeof(cookie);
 	uint32_t budget = fl_budget(fd, e);
-	struct fl_broker_rep rep;
 	char why[96];
 	int slot, err;
 
@@ -654,7 +517,7 @@ static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
 	slot = fl_slot_alloc(cookie, budget, 0, already_read, &gen);
 	if (slot < 0)
 		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
-	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, &rep);
+	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
 	if (err == -EALREADY) {
 		/* Enrolled before (inherited): use the slot it has. */
 		fl_slot_free((uint32_t)slot, cookie);
@@ -673,18 +536,12 @@ static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
 		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen, FL_FD_ENROLLING);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen);
 	if (err)
 		return err;
 	e = fl_fd_peek(fd);
-	if (rep.joined) {
-		fl_enroll_joined(m, fd, e, cookie, true, busy);
-		fl_enroll_say(fd, e, NULL, " by the broker");
-	} else {
-		__atomic_store_n(&e->state, FL_FD_WAITING, __ATOMIC_RELEASE);
-		fl_debug("fd %d: announced by the broker (slot %#x), waiting for its peer", fd,
-			 (unsigned)slot);
-	}
+	fl_enroll_joined(m, fd, e, cookie, true, busy);
+	fl_enroll_say(fd, e, NULL, " by the broker");
 	return 0;
 }
 
@@ -768,7 +625,7 @@ int fl_enroll_read(int fd, uint64_t already_read, bool busy)
 		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
 				   "no ISN record (established before fastlocal was loaded)");
 	if (st.flags & FL_SK_ENROLLED)
-		return fl_adopt(fd, &st, st.flags & FL_SK_JOINED);
+		return fl_adopt(fd, &st);
 	if (!busy && fl_holders_others(fd) != 0)
 		return fl_enroll_put_off(fd, e);
 
@@ -799,28 +656,21 @@ int fl_enroll_read(int fd, uint64_t already_read, bool busy)
 	fl_ref_fill_owner(&ref);
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
 	fl_enroll_em_maps(m, &em);
-	err = fl_em_announce(&em, fd, &st, &ref);
+	err = fl_em_insert(&em, fd, &st, &ref, fl_fault_insert() /* tests only (fault.h) */);
 	if (err) {
 		char why[96];
 
 		fl_slot_free((uint32_t)slot, cookie);
-		snprintf(why, sizeof(why), "the kernel refused the record: %s", strerror(-err));
+		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
 		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen, FL_FD_ENROLLING);
+	err = fl_enroll_record(fd, (uint32_t)slot, gen);
 	if (err)
 		return err;
 	e = fl_fd_peek(fd);
-	/* Join now if the peer is there already; otherwise wait for it: the
-	 * fd's I/O asks again (io.c). */
-	err = fl_enroll_join_direct(m, fd, e, busy);
-	if (!err && fl_fd_state(e) == FL_FD_WAITING) {
-		fl_ustat_add(FL_USTAT_WAITED_FOR_PEER, 1);
-		fl_debug("fd %d: announced (slot %u, port %u -> %u, budget %u); waits outside the "
-			 "sockhash until its peer enrolls", fd, (unsigned)slot, st.key.local_port,
-			 st.key.remote_port, budget);
-	}
-	return err;
+	fl_enroll_joined(m, fd, e, cookie, true, busy);
+	fl_enroll_say(fd, e, &st, "");
+	return 0;
 }
 
 /* Anything we buffered goes first (by redirect or TCP: both keep order;
@@ -861,29 +711,6 @@ static int fl_unenroll_brokered(int fd, const struct fl_fd *e, const struct fl_s
 	return 0;
 }
 
-/* An fd waiting outside the sockhash withdraws its announcement: nothing
- * was ever redirected to or from it, so there is nothing to wait for. */
-static int fl_unenroll_waiting(const struct fl_maps *m, int fd, struct fl_fd *e, const char *why)
-{
-	uint32_t expect = FL_FD_WAITING;
-	struct fl_slot *s = fl_slot_at(e->slot);
-	uint64_t cookie = s ? __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) : 0;
-	struct fl_sk st;
-
-	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		return -EBUSY; /* another thread is joining it: asked again later */
-	if (m->brokered)
-		fl_broker_call(FL_BROKER_UNENROLL, fd, 0, NULL);
-	else if (!fl_enroll_own_record(m, fd, e, &st))
-		fl_enroll_withdraw(m, fd, e, &st);
-	if (s)
-		fl_slot_free(e->slot, cookie);
-	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
-	fl_debug("fd %d: %s; withdrew its enrollment, plain TCP from now on", fd, why);
-	return 0;
-}
-
 int fl_unenroll(int fd, const char *why)
 {
 	const struct fl_maps *m = fl_maps_if_open();
@@ -896,8 +723,6 @@ int fl_unenroll(int fd, const char *why)
 	struct fl_em_maps em;
 	struct fl_sk st;
 
-	if (m && fl_fd_state(e) == FL_FD_WAITING)
-		return fl_unenroll_waiting(m, fd, e, why);
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
 	if (m->brokered) {

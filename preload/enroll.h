@@ -10,9 +10,10 @@
 
 /*
  * Enrolls fd, a connected TCP socket, if its peer is on this host and
- * nobody else holds it: claims a slot for its counters and records its keys
- * (announces it), then inserts it into the sockhash (joins) if the peer has
- * announced itself, else leaves it WAITING for that (docs/design.md).
+ * nobody else holds it: claims a slot for its counters, records its keys
+ * and inserts it into the sockhash. Its peer may redirect into it only once
+ * it is known that no reader can be asleep in TCP's own recvmsg on it
+ * (FL_SLOT_RX_READY, docs/design.md "Shared sockets").
  * A socket that some process enrolled already (inherited through fork or
  * exec) is adopted instead. Returns 0, or -errno for why it stays on TCP:
  *   -ECANCELED  FASTLOCAL=0              -ENOENT   nothing is loaded
@@ -27,7 +28,10 @@ int fl_enroll(int fd);
 
 /* fl_enroll for a socket the application has already read `already_read`
  * bytes from (over TCP, while it was pending): the peer's ordering gate
- * counts them as read. */
+ * counts them as read. busy: a read of another thread was in flight when
+ * enrollment began, so who holds the socket cannot be asked now: it
+ * enrolls without that check and is not a redirect target until a later
+ * one passes. */
 int fl_enroll_read(int fd, uint64_t already_read, bool busy);
 
 /*
@@ -53,16 +57,10 @@ void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n);
  * enrolled before: its reads are counted again. 0 or -errno. */
 int fl_enroll_adopt(int fd);
 
-/*
- * fd is announced and waits outside the sockhash for its peer (WAITING):
- * joins if the peer has announced itself meanwhile. Called from the fd's
- * I/O at the backoff points of fl_fd_retry_due. True if enrolled now.
- */
-bool fl_enroll_join(int fd, struct fl_fd *e);
-
-/* fd is enrolled but another holder existed when it joined: if nobody else
- * holds it now, lets its peer redirect to it (FL_SLOT_RX_READY). Called
- * before a read, at the backoff points of fl_fd_retry_due. */
+/* fd is enrolled but could not be shown alone when it joined the
+ * sockhash: if nobody else holds it now, lets its peer redirect to it
+ * (FL_SLOT_RX_READY). Called from its calls, when the last one in flight
+ * ends or at the backoff points of fl_fd_retry_due. */
 void fl_enroll_check_ready(int fd, struct fl_fd *e);
 
 /*

@@ -48,69 +48,32 @@ int fl_em_build_keys(struct fl_sk *st, uint64_t netns, const struct sockaddr_sto
 	return 0;
 }
 
-int fl_em_announce(const struct fl_em_maps *m, int fd, struct fl_sk *st,
-		   const struct fl_slot_ref *ref)
+int fl_em_insert(const struct fl_em_maps *m, int fd, struct fl_sk *st,
+		 const struct fl_slot_ref *ref, int fault)
 {
+	__u64 value = (__u64)fd;
 	int err;
 
-	st->flags = (st->flags | FL_SK_ENROLLED) & ~(FL_SK_OFF | FL_SK_JOINED);
-	/* Identity first, then the index the peer finds us by: nothing reads
-	 * our counters before they exist. */
+	st->flags = (st->flags | FL_SK_ENROLLED) & ~FL_SK_OFF;
+	/* Identity first, then the index the peer finds us by, then the
+	 * sockhash: nothing redirects to us before our counters exist. */
 	err = fl_bpf_map_update(m->sk, &fd, st, BPF_EXIST);
 	if (!err)
 		err = fl_bpf_map_update(m->slot_index, &st->key, ref, BPF_ANY);
-	if (err) {
-		st->flags &= ~FL_SK_ENROLLED;
-		fl_bpf_map_update(m->sk, &fd, st, BPF_EXIST);
-	}
-	return err;
-}
-
-int fl_em_peer_announced(const struct fl_em_maps *m, const struct fl_sk *st,
-			 struct fl_slot_ref *peer)
-{
-	struct fl_slot_ref ref;
-
-	if (fl_bpf_map_lookup(m->slot_index, &st->peer, &ref) || !ref.owner)
-		return 0;
-	if (peer)
-		*peer = ref;
-	return 1;
-}
-
-int fl_em_join(const struct fl_em_maps *m, int fd, struct fl_sk *st, int fault)
-{
-	__u64 value = (__u64)fd;
-	int err = fault;
-
+	if (!err)
+		err = fault;
 	/* BPF_NOEXIST: replacing a live entry would detach its socket and drop
 	 * what is queued in it (trap 2). */
 	if (!err)
 		err = fl_bpf_map_update(m->sockhash, &st->key, &value, BPF_NOEXIST);
-	if (err)
-		return err;
-	/* Only "fastlocal conns" and adoption after exec read JOINED. */
-	st->flags |= FL_SK_JOINED;
-	fl_bpf_map_update(m->sk, &fd, st, BPF_EXIST);
-	return 0;
-}
-
-int fl_em_joined_already(const struct fl_em_maps *m, const struct fl_sk *st, uint64_t cookie)
-{
-	__u64 v = 0;
-
-	/* A sockhash lookup from user space returns the socket's cookie. */
-	return !fl_bpf_map_lookup(m->sockhash, &st->key, &v) && v == cookie;
-}
-
-void fl_em_withdraw(const struct fl_em_maps *m, int fd, struct fl_sk *st)
-{
-	struct fl_slot_ref ref;
-
-	st->flags &= ~(FL_SK_ENROLLED | FL_SK_JOINED);
-	fl_bpf_map_update(m->sk, &fd, st, BPF_EXIST);
-	if (!fl_bpf_map_lookup(m->slot_index, &st->key, &ref) && ref.owner == st->cookie)
+	if (err) {
+		/* Not in the sockhash, so nothing was redirected to or from it:
+		 * undo our own records (the socket keeps no live entry). */
+		st->flags &= ~FL_SK_ENROLLED;
+		fl_bpf_map_update(m->sk, &fd, st, BPF_EXIST);
 		fl_bpf_map_delete(m->slot_index, &st->key);
+	}
+	return err;
 }
 
 int fl_em_remove(const struct fl_em_maps *m, int fd, struct fl_sk *st)
@@ -119,7 +82,7 @@ int fl_em_remove(const struct fl_em_maps *m, int fd, struct fl_sk *st)
 
 	if (err && err != -ENOENT)
 		return err;
-	st->flags &= ~(FL_SK_ENROLLED | FL_SK_JOINED);
+	st->flags &= ~FL_SK_ENROLLED;
 	fl_bpf_map_update(m->sk, &fd, st, BPF_EXIST);
 	fl_bpf_map_delete(m->slot_index, &st->key);
 	return 0;

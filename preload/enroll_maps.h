@@ -3,9 +3,6 @@
  * enroll_maps.h - what enrolling a socket writes into the maps, and how it
  * is undone, given the map fds and the socket fd.
  *
- * Enrolling is two steps: announce (the records the peer finds us by), then
- * join (the sockhash), once the peer has announced itself too.
- *
  * Shared by the shim (enroll.c, which opened the pins itself) and by the
  * privileged broker (tools/broker_*.c, which acts for a process that cannot
  * open them). IMPORTANT: no shim globals here (no fl_maps(), no fd table, no
@@ -21,7 +18,7 @@
 
 #include "fastlocal.h"
 
-/* The three maps an enrollment writes (and reads). */
+/* The three maps an enrollment writes. */
 struct fl_em_maps {
 	int sk;         /* fl_sk (SK_STORAGE, keyed by the socket fd) */
 	int slot_index; /* fl_slot_index */
@@ -43,39 +40,17 @@ int fl_em_build_keys(struct fl_sk *st, uint64_t netns, const struct sockaddr_sto
 		     const struct sockaddr_storage *remote);
 
 /*
- * Announces fd (docs/design.md "Joining"): records st (keys built, slot and
- * cookie set; ENROLLED is set here, JOINED cleared) in fl_sk, then ref under
- * st->key in the slot index, where the peer's enrollment looks for it. Not
- * yet in the sockhash: nothing can be redirected to or from it. On failure
- * the first write is undone and -errno returned; the slot is the caller's.
+ * Enrolls fd: records st (keys built, slot and cookie set; ENROLLED is set
+ * here) in fl_sk, then ref under st->key in the slot index, then inserts fd
+ * into the sockhash with BPF_NOEXIST. fault: an error to act out instead of
+ * the insert (tests; 0 normally). On any failure the first two writes are
+ * undone and -errno returned; the slot itself is the caller's to free.
  */
-int fl_em_announce(const struct fl_em_maps *m, int fd, struct fl_sk *st,
-		   const struct fl_slot_ref *ref);
+int fl_em_insert(const struct fl_em_maps *m, int fd, struct fl_sk *st,
+		 const struct fl_slot_ref *ref, int fault);
 
-/* True if the other end of st's connection has announced itself; its slot
- * reference and owner go to *peer (may be NULL). */
-int fl_em_peer_announced(const struct fl_em_maps *m, const struct fl_sk *st,
-			 struct fl_slot_ref *peer);
-
-/*
- * Joins fd (announced, record st) to the sockhash with BPF_NOEXIST, then
- * sets JOINED in its record. fault: an error to act out instead of the
- * insert (tests; 0 normally). On failure nothing changed (the caller may
- * withdraw the announcement with fl_em_remove); -errno.
- */
-int fl_em_join(const struct fl_em_maps *m, int fd, struct fl_sk *st, int fault);
-
-/* True if the sockhash holds the socket with cookie under st->key: it
- * joined already (another process sharing it won a race to join). */
-int fl_em_joined_already(const struct fl_em_maps *m, const struct fl_sk *st, uint64_t cookie);
-
-/* Undoes fl_em_announce for fd (record st) that never joined: clears
- * ENROLLED in its record and removes its slot index entry if it is still
- * its own. Never touches the sockhash. The slot is the caller's to free. */
-void fl_em_withdraw(const struct fl_em_maps *m, int fd, struct fl_sk *st);
-
-/* Takes fd (record st, enrolled) out of the sockhash if it joined, clears
- * ENROLLED and JOINED in its record and removes its slot index entry. 0 or -errno (a missing
+/* Takes fd (record st, enrolled) out of the sockhash, clears ENROLLED in
+ * its record and removes its slot index entry. 0 or -errno (a missing
  * sockhash entry is not an error). The slot is the caller's to free. */
 int fl_em_remove(const struct fl_em_maps *m, int fd, struct fl_sk *st);
 

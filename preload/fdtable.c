@@ -107,9 +107,7 @@ int fl_fd_next_enrolled(int from)
 			fd |= FL_CHUNK_SIZE - 1; /* skip the whole empty chunk */
 			continue;
 		}
-		uint32_t st = fl_fd_state(&c[fd & (FL_CHUNK_SIZE - 1)]);
-
-		if (st == FL_FD_ENROLLED || st == FL_FD_WAITING)
+		if (fl_fd_state(&c[fd & (FL_CHUNK_SIZE - 1)]) == FL_FD_ENROLLED)
 			return fd;
 	}
 	return -1;

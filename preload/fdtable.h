@@ -21,9 +21,6 @@ enum fl_fd_state {
 	FL_FD_PENDING,      /* connected, not enrolled until it has moved enroll_after
 			     * bytes (config.h); reads are counted in the entry */
 	FL_FD_ENROLLING,    /* a thread is enrolling it: others wait (enroll.c) */
-	FL_FD_WAITING,      /* enrolled (slot, slot index) but waiting outside the
-			     * sockhash until its peer enrolls too (enroll.c); reads
-			     * are counted in its slot, the kernel path is plain TCP */
 };
 
 /* Per-fd flags, kept whatever the state. */
@@ -52,16 +49,17 @@ struct fl_fd {
 	uint64_t gen;    /* with FL_FD_ENROLLED: the slot generation it owns */
 	struct fl_tx *tx; /* with FL_FD_ENROLLED: its send buffer, or NULL (tx.h) */
 	/* with FL_FD_PENDING (atomic): bytes the application has read (the
-	 * slot's first "consumed" when it enrolls), bytes moved either way,
-	 * and reads in progress (enrollment waits until there are none) */
+	 * slot's first "consumed" when it enrolls; bit 63 set while an
+	 * enrollment has taken the count, enroll.c), bytes moved either way,
+	 * and reads in progress (they may sleep in TCP's own recvmsg) */
 	uint64_t pend_read;
 	uint64_t pend_moved;
 	uint32_t pend_readers;
 	uint32_t retry_gap_us; /* the wait after the next check (atomic hint) */
-	/* atomic: calls through this fd in progress while its socket waits
-	 * (WAITING) or is enrolled but not yet safe to redirect into (no
-	 * FL_FDF_RX_READY); the check that makes it safe runs only when
-	 * there are none (enroll.c, fl_enroll_check_ready) */
+	/* atomic: calls through this fd in progress: writes while it is
+	 * pending, every call while it is enrolled but not yet safe to
+	 * redirect into (no FL_FDF_RX_READY); the check of who holds the
+	 * socket runs only when there are none (enroll.c, fl_enroll_drain) */
 	uint32_t inflight;
 	uint32_t pad;
 };
@@ -140,7 +138,7 @@ void fl_fd_forget_socket(int fd);
 /* Forgets every fd in [first, last] (close_range, closefrom). */
 void fl_fd_clear_range(unsigned int first, unsigned int last);
 
-/* The first enrolled (or waiting) fd >= from, or -1. For exec (adopt.c),
+/* The first enrolled fd >= from, or -1. For exec (adopt.c),
  * not hot. */
 int fl_fd_next_enrolled(int from);
 

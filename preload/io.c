@@ -43,12 +43,11 @@
 struct fl_rx {
 	uint32_t slot;
 	uint64_t gen;
-	bool on;     /* count the read in the slot */
-	bool compat; /* in the sockhash: the kernel path needs TCP's fixes */
+	bool on;     /* enrolled: count the read in the slot, apply TCP's fixes */
 	struct fl_rxq *q;
 	int fd;
 	struct fl_fd *pend; /* a pending fd's entry: the read counts there */
-	struct fl_fd *e;    /* the fd's entry, if enrolled or waiting */
+	struct fl_fd *e;    /* the fd's entry, if enrolled */
 	bool held;          /* counted in flight (fl_tracked_io) */
 };
 
@@ -72,10 +71,10 @@ static void fl_first_use(int fd, struct fl_fd *e)
 }
 
 /*
- * A call on a socket that waits for its peer, or that is enrolled but not
- * yet safe to redirect into, counts itself in flight (e->inflight) so that
- * the check that makes it safe runs only when no call of this process is
- * inside the kernel on it (fl_enroll_check_ready says why). Counted first,
+ * A write of a pending socket, or any call on a socket that is enrolled but
+ * not yet safe to redirect into, counts itself in flight (e->inflight) so
+ * that the check of who holds it runs only when no call of this process is
+ * inside the kernel on it (enroll.c, fl_enroll_drain says why). Counted first,
  * then the state looked at again, both sequentially consistent: the check
  * sets the state to ENROLLING before it reads the count, so one of the two
  * sees the other. True if counted.
@@ -87,7 +86,7 @@ static bool fl_inflight_take(struct fl_fd *e, uint32_t *seen)
 	__atomic_fetch_add(&e->inflight, 1, __ATOMIC_SEQ_CST);
 	st = __atomic_load_n(&e->state, __ATOMIC_SEQ_CST);
 	*seen = st;
-	if (st == FL_FD_WAITING || st == FL_FD_ENROLLED || st == FL_FD_PENDING)
+	if (st == FL_FD_ENROLLED || st == FL_FD_PENDING)
 		return true;
 	__atomic_fetch_sub(&e->inflight, 1, __ATOMIC_SEQ_CST);
 	return false;
@@ -111,14 +110,6 @@ static void fl_inflight_drop(int fd, struct fl_fd *e)
 	saved = errno;
 	fl_enroll_check_ready(fd, e);
 	errno = saved;
-}
-
-/* The peer joined the sockhash after we announced (FL_SLOT_PEER_JOINED). */
-static inline bool fl_peer_joined_hint(const struct fl_fd *e)
-{
-	const struct fl_slot *s = fl_slot_at(e->slot);
-
-	return s && (__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & FL_SLOT_PEER_JOINED);
 }
 
 /* The states other than enrolled-and-ready and untracked (fl_tracked_io). */
@@ -158,27 +149,6 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 			st = fl_fd_state(e);
 			continue;
 		}
-		if (st == FL_FD_WAITING) {
-			/* Enrolled first: has the peer enrolled too? Asked less
-			 * and less often (fdtable.h); until then plain TCP, with
-			 * reads counted in the slot (fl_rx_begin). The peer's
-			 * enroller leaves a hint in our slot when it joins. */
-			if (fl_peer_joined_hint(e) || fl_fd_retry_due(e))
-				fl_enroll_join(fd, e);
-			st = fl_fd_state(e);
-			if (st == FL_FD_ENROLLED)
-				continue; /* joined: as an enrolled fd */
-			if (st == FL_FD_WAITING && fl_inflight_take(e, &seen)) {
-				*held = true;
-				*st_out = seen;
-				return e;
-			}
-			if (st == FL_FD_WAITING || st == FL_FD_ENROLLING) {
-				st = fl_fd_state(e);
-				continue;
-			}
-			return NULL;
-		}
 		if (st != FL_FD_PENDING)
 			return NULL;
 		if (len) { /* a write: it may be the one that enrolls */
@@ -212,14 +182,14 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 }
 
 /*
- * The fd's entry if it is enrolled (ENROLLED: in the sockhash; WAITING:
- * announced, plain TCP until its peer enrolls: *st_out tells which), before
- * a call that moves `len` bytes (0 for a read: its bytes are counted after
- * it, fl_rx_end). A pending fd that has now moved enough is enrolled
- * first. For a read of a pending fd, *pend is set to its entry, counted as
- * a reader in flight until fl_rx_end; pend is NULL for calls that are not
- * reads. *held: the call is counted in flight (fl_inflight_take) and must
- * end with fl_inflight_drop.
+ * The fd's entry if it is enrolled (*st_out ENROLLED), before a call that
+ * moves `len` bytes (0 for a read: its bytes are counted after it,
+ * fl_rx_end). A pending fd that has now moved enough is enrolled first.
+ * For a read of a pending fd, *pend is set to its entry, counted as a
+ * reader in flight until fl_rx_end; pend is NULL for calls that are not
+ * reads. A write of a pending fd returns its entry with *st_out PENDING:
+ * plain TCP, but counted in flight. *held: the call is counted in flight
+ * (fl_inflight_take) and must end with fl_inflight_drop.
  */
 static inline struct fl_fd *fl_tracked_io(int fd, size_t len, struct fl_fd **pend,
 					  uint32_t *st_out, bool *held)
@@ -252,12 +222,10 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 
 	rx->fd = fd;
 	rx->e = e;
-	rx->on = e != NULL;
-	/* WAITING: the kernel path is plain TCP, only the counting applies. */
-	rx->compat = e != NULL && st == FL_FD_ENROLLED;
+	rx->on = e != NULL && st == FL_FD_ENROLLED;
 	rx->slot = e ? e->slot : 0;
 	rx->gen = e ? e->gen : 0;
-	rx->q = rx->compat ? fl_rxq_get(rx->slot, rx->gen, false) : NULL;
+	rx->q = rx->on ? fl_rxq_get(rx->slot, rx->gen, false) : NULL;
 	if (!fl_rxq_active(rx->q))
 		rx->q = NULL;
 }
@@ -290,8 +258,7 @@ static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags, struct fl
 	struct fl_fd *e = fl_tracked_io(fd, len, NULL, &st, &held);
 
 	c->held = held ? e : NULL;
-	/* WAITING: not in the sockhash, the write is plain TCP's. */
-	if (st != FL_FD_ENROLLED)
+	if (st != FL_FD_ENROLLED) /* pending: plain TCP's */
 		return NULL;
 	if (e && !__atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) &&
 	    fl_throttle(fd, e->slot, len, flags, NULL) < 0) {
@@ -453,7 +420,7 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 	ssize_t n;
 
 	fl_rx_begin(fd_in, &rx);
-	if (rx.compat && !off_in && fl_compat_on()) {
+	if (rx.on && !off_in && fl_compat_on()) {
 		/* splice() from a socket reads only TCP's queue, never the
 		 * redirected one (trap 6): read it ourselves, in order. */
 		n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
@@ -462,7 +429,7 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 		fl_rx_end(&rx, n, 0);
 		return n;
 	}
-	if (rx.compat)
+	if (rx.on)
 		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
 	e = fl_tx_begin(fd_out, len, 0, &c);
 	if (fl_batching(e))
@@ -480,17 +447,17 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
  */
 #define FL_RX_RETRY(rx, fd, flags, start, call)                                   \
 	do {                                                                      \
-		if ((rx).compat)                                                      \
+		if ((rx).on)                                                      \
 			fl_retry_init(start);                                     \
 		do                                                                \
 			n = (call);                                               \
-		while (n < 0 && errno == EAGAIN && (rx).compat &&                     \
+		while (n < 0 && errno == EAGAIN && (rx).on &&                     \
 		       fl_compat_retry_eagain((fd), (flags), (start)));           \
 	} while (0)
 
 static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
 {
-	return rx->compat && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
+	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
 	       fl_compat_on();
 }
 
@@ -498,7 +465,7 @@ static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
 static inline bool fl_rx_special(const struct fl_rx *rx, int fd, void *buf, size_t len,
 				 int flags, ssize_t *n)
 {
-	if (!rx->compat || !fl_compat_on())
+	if (!rx->on || !fl_compat_on())
 		return false;
 	if ((flags & MSG_TRUNC) && !(flags & MSG_PEEK)) {
 		*n = fl_compat_recv_trunc(fd, len, flags);
@@ -528,7 +495,7 @@ ssize_t fl_read(int fd, void *buf, size_t len)
 		n = fl_rxq_recv(fd, rx.q, buf, len, 0);
 	else
 		FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
-	if (rx.compat)
+	if (rx.on)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, 0);
 	return n;
@@ -568,7 +535,7 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 		n = fl_compat_recv_waitall(fd, buf, len, flags, addr, alen);
 	else
 		FL_RX_RETRY(rx, fd, flags, &start, libc_recvfrom(fd, buf, len, flags, addr, alen));
-	if (rx.compat)
+	if (rx.on)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
 	return n;
@@ -588,7 +555,7 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 		n = fl_compat_recvmsg_waitall(fd, msg, flags);
 	else
 		FL_RX_RETRY(rx, fd, flags, &start, libc_recvmsg(fd, msg, flags));
-	if (rx.compat)
+	if (rx.on)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
 	return n;

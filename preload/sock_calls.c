@@ -130,8 +130,7 @@ int fl_shutdown(int fd, int how)
 	saved = errno;
 	/* A socket that stopped reading gets its peer's bytes over TCP, which
 	 * resets the connection when they arrive, as for any TCP socket. */
-	if (!r && how != SHUT_WR && fl_compat_on() &&
-	    (fl_fd_state(e) == FL_FD_ENROLLED || fl_fd_state(e) == FL_FD_WAITING))
+	if (!r && how != SHUT_WR && fl_fd_state(e) == FL_FD_ENROLLED && fl_compat_on())
 		fl_slot_rcv_shut(e->slot, e->gen);
 	errno = saved;
 	return r;
@@ -252,11 +251,8 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 				return 0;
 			}
 		} else if (e) {
-			/* Not enrolled yet: such a socket stays on TCP (enroll.c);
-			 * one waiting for its peer withdraws. */
+			/* Not enrolled yet: such a socket stays on TCP (enroll.c). */
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
-			if (fl_fd_state(e) == FL_FD_WAITING)
-				fl_unenroll(fd, "SO_PEEK_OFF set");
 		}
 	}
 	r = libc_setsockopt(fd, level, name, val, len);
@@ -284,7 +280,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVBUF_SET, __ATOMIC_RELAXED);
 			/* The kernel doubles the value; the budget is what it keeps. */
-			if ((fl_fd_state(e) == FL_FD_ENROLLED || fl_fd_state(e) == FL_FD_WAITING) &&
+			if (fl_fd_state(e) == FL_FD_ENROLLED &&
 			    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
 				fl_slot_set_budget(e->slot, e->gen, (uint32_t)rcvbuf);
 		}
@@ -296,7 +292,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			 * 8), and a socket in the sockhash numbers them its own way:
 			 * only TCP's own path is right. Retried at each MSG_ZEROCOPY
 			 * send until the socket's bytes have been read (io.c). */
-			if (fl_fd_state(e) == FL_FD_ENROLLED || fl_fd_state(e) == FL_FD_WAITING)
+			if (fl_fd_state(e) == FL_FD_ENROLLED)
 				fl_unenroll(fd, "SO_ZEROCOPY set");
 		}
 	} else if (name == SO_RCVLOWAT && v > 1 && fl_compat_on()) {
@@ -306,9 +302,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			/* The redirect path ignores SO_RCVLOWAT (trap 8): the socket
 			 * leaves the fast path if nothing is queued; otherwise the
 			 * peer's bytes come over TCP, which honours it, from now on. */
-			if (fl_fd_state(e) == FL_FD_WAITING)
-				fl_unenroll(fd, "SO_RCVLOWAT set");
-			else if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
+			if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
 				fl_slot_blind(e->slot, e->gen, "SO_RCVLOWAT set");
 		}
 	}

@@ -123,46 +123,13 @@ static void fl_ref_fill_owner(struct fl_slot_ref *ref, pid_t pid)
 }
 
 /*
- * The announced socket fd (record st) joins the sockhash if its peer has
- * announced itself (-EINPROGRESS otherwise: the caller waits outside).
- * A refused insert withdraws the announcement; the slot is the caller's.
- */
-static int fl_join(struct fl_broker *b, int fd, struct fl_sk *st, struct fl_broker_rep *rep)
-{
-	struct fl_slot_ref peer;
-	struct fl_slot *p;
-	int err;
-
-	if (!fl_em_peer_announced(&b->em, st, &peer))
-		return -EINPROGRESS;
-	err = fl_em_join(&b->em, fd, st, 0);
-	if (err) {
-		fl_em_remove(&b->em, fd, st);
-		fl_count(b, fl_em_insert_counter(err));
-		return err;
-	}
-	/* A peer still waiting outside joins at its next call (a hint in its
-	 * slot, FL_SLOT_PEER_JOINED; the broker can write every domain). */
-	p = fl_domains_slot(&b->dom, peer.slot);
-	if (p && __atomic_load_n(&p->owner, __ATOMIC_ACQUIRE) == peer.owner &&
-	    !(__atomic_load_n(&p->flags, __ATOMIC_RELAXED) & FL_SLOT_JOINED))
-		__atomic_fetch_or(&p->flags, FL_SLOT_PEER_JOINED, __ATOMIC_RELEASE);
-	rep->joined = 1;
-	rep->cookie = st->cookie;
-	fl_count(b, FL_USTAT_ENROLLED);
-	fl_count(b, FL_USTAT_BROKER_ENROLLED);
-	return 0;
-}
-
-/*
  * ENROLL: the caller claimed a slot in its own domain and initialised it;
  * that slot must hold this socket's cookie (so a user cannot point its
  * entry at a slot of another domain, nor at a slot of another socket).
  * The key is built here from the kernel's own record of the socket, never
  * taken from the caller, so a user cannot name another's key.
  */
-static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot,
-			struct fl_broker_rep *rep)
+static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
@@ -221,19 +188,14 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	ref.owner = cookie;
 	fl_ref_fill_owner(&ref, cred->pid);
 	ref.sk_flags = st.flags & FL_SK_ACTIVE;
-	err = fl_em_announce(&b->em, fd, &st, &ref);
+	err = fl_em_insert(&b->em, fd, &st, &ref, 0);
 	if (err) {
 		fl_count(b, fl_em_insert_counter(err));
 		return err;
 	}
-	/* Joins at once if the peer is there already; else the caller asks
-	 * again (JOIN) from its socket's I/O. */
-	err = fl_join(b, fd, &st, rep);
-	if (err == -EINPROGRESS) {
-		fl_count(b, FL_USTAT_WAITED_FOR_PEER);
-		return 0;
-	}
-	return err;
+	fl_count(b, FL_USTAT_ENROLLED);
+	fl_count(b, FL_USTAT_BROKER_ENROLLED);
+	return 0;
 }
 
 /* The socket's record, if it is enrolled in the caller's domain. */
@@ -268,9 +230,6 @@ static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 	me = fl_domains_slot(&b->dom, st.slot);
 	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
 		return -ENOENT;
-	/* Announced but never joined: nothing was redirected to or from it. */
-	if (!(st.flags & FL_SK_JOINED))
-		return fl_em_remove(&b->em, fd, &st);
 	if (!(__atomic_load_n(&me->flags, __ATOMIC_SEQ_CST) & FL_SLOT_BLIND))
 		return -EINVAL; /* the protocol: the peer is told first */
 	if (!bpf_map_lookup_elem(b->em.slot_index, &st.peer, &ref)) {
@@ -317,17 +276,7 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 		return r;
 	switch (q->op) {
 	case FL_BROKER_ENROLL:
-		return fl_do_enroll(b, cred, fd, q->slot, rep);
-	case FL_BROKER_JOIN:
-		r = fl_own_record(b, cred, fd, &st);
-		if (r)
-			return r == -ENODATA ? -ENOENT : r;
-		if (st.flags & FL_SK_JOINED) {
-			rep->joined = 1;
-			rep->cookie = st.cookie;
-			return 0;
-		}
-		return fl_join(b, fd, &st, rep);
+		return fl_do_enroll(b, cred, fd, q->slot);
 	case FL_BROKER_UNENROLL:
 		return fl_do_unenroll(b, cred, fd);
 	case FL_BROKER_MARK_OFF:
@@ -338,7 +287,6 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 		if (!r) {
 			rep->slot = st.slot;
 			rep->cookie = st.cookie;
-			rep->joined = !!(st.flags & FL_SK_JOINED);
 		}
 		return r;
 	default:

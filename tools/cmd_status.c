@@ -209,7 +209,6 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_object(&j, "sharing");
 	fl_json_u64(&j, "joined_not_ready", us[FL_USTAT_RX_NOT_READY]);
 	fl_json_u64(&j, "ready_later", us[FL_USTAT_RX_READY_LATE]);
-	fl_json_u64(&j, "waited_for_peer", us[FL_USTAT_WAITED_FOR_PEER]);
 	fl_json_close(&j);
 	fl_json_u64(&j, "nagle_pushes", us[FL_USTAT_NAGLE_PUSHES]);
 	fl_json_u64(&j, "slot_domains", s->c.slot_domains);

@@ -155,12 +155,6 @@ void fl_conn_dir(const struct fl_conn_end *from, const struct fl_conn_end *to,
 			d->bytes = to->slot.consumed & FL_CONSUMED_MASK;
 		return;
 	}
-	if (!(from->slot.flags & FL_SLOT_JOINED)) {
-		/* Announced, waiting outside the sockhash for its peer: no
-		 * verdict runs, so nobody counts what it sends. */
-		d->why_tcp = "waiting_for_peer";
-		return;
-	}
 	d->redirected = from->slot.redirected;
 	d->bytes = fl_conn_end_sent(from);
 	if (to->present) {

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
@@ -267,28 +268,6 @@ static int fl_raw_pair(int *c, int *s)
 	return 0;
 }
 
-/* The same with the accept also made behind the shim's back: neither end
- * is enrolled until the test says so. */
-static int fl_raw_pair_both(int *c, int *s)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int lfd;
-
-	*c = *s = -1;
-	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	FL_T_CHECK(!bind(lfd, (struct sockaddr *)&ss, len) && !listen(lfd, 1) &&
-		   !getsockname(lfd, (struct sockaddr *)&ss, &len), "listen");
-	*c = socket(AF_INET, SOCK_STREAM, 0);
-	FL_T_CHECK(syscall(SYS_connect, *c, (struct sockaddr *)&ss, len) == 0, "raw connect: %s",
-		   strerror(errno));
-	*s = (int)syscall(SYS_accept4, lfd, NULL, NULL, 0);
-	close(lfd);
-	FL_T_CHECK(*s >= 0, "raw accept");
-	return 0;
-}
-
 /* Runs "ip ARGS" without the preload: under ASan, LeakSanitizer would fail
  * it for leaks of its own. */
 #define FL_IP(...) fl_t_ip(NULL, (const char *const[]){ __VA_ARGS__, NULL })
@@ -510,11 +489,8 @@ static int test_no_free_slot(void)
 	return 0;
 }
 
-/* The peer shut its sending side before this end enrolled: a socket in
- * CLOSE_WAIT cannot join a sockhash (the kernel says EOPNOTSUPP); its last
- * bytes come by TCP. The peer enrolled first (at accept: it announced
- * itself and waits outside the sockhash), so this end finds it and tries
- * to join. */
+/* The peer closed before this end enrolled: a socket in CLOSE_WAIT cannot
+ * join a sockhash (the kernel says EOPNOTSUPP); its last bytes come by TCP. */
 static int test_closed_peer_eopnotsupp(void)
 {
 	fl_t_enroll_fn enroll = fl_t_enroll();
@@ -523,16 +499,15 @@ static int test_closed_peer_eopnotsupp(void)
 	int c, s, r;
 
 	FL_T_CHECK(enroll, "enroll");
-	if (fl_raw_pair(&c, &s)) /* s, accepted through the shim, is announced */
+	if (fl_raw_pair(&c, &s))
 		return -1;
 	FL_T_CHECK(write(s, "last words", 10) == 10, "write");
-	FL_T_CHECK(shutdown(s, SHUT_WR) == 0, "shutdown");
+	close(s);
 	usleep(50000); /* the FIN arrives: CLOSE_WAIT */
 	FL_T_CHECK((r = enroll(c)) == -EOPNOTSUPP, "enroll returned %d, expected -EOPNOTSUPP", r);
 	FL_T_CHECK(FL_DELTA("fallbacks.insert_eopnotsupp", n0) == 1, "insert_eopnotsupp");
 	FL_T_CHECK(recv(c, buf, sizeof(buf), MSG_WAITALL) == 10 && !memcmp(buf, "last words", 10),
 		   "the bytes before the FIN were lost");
-	close(s);
 	close(c);
 	return 0;
 }
@@ -581,8 +556,6 @@ static int test_key_taken_eexist(void)
 	val = (__u64)ic;
 	FL_T_CHECK(bpf_map_update_elem(hash, &k, &val, BPF_NOEXIST) == 0, "impostor insert: %s",
 		   strerror(errno));
-	/* The peer first: c then finds it announced and tries to join. */
-	FL_T_CHECK((r = enroll(s)) == 0, "enroll of the peer returned %d", r);
 	FL_T_CHECK((r = enroll(c)) == -EEXIST, "enroll returned %d, expected -EEXIST", r);
 	FL_T_CHECK(FL_DELTA("fallbacks.insert_eexist", n0) == 1, "insert_eexist");
 	memset(buf, 'x', sizeof(buf));
@@ -620,9 +593,7 @@ static int test_injected_insert_errors(void)
 		FL_T_CHECK(fl_t_sh("FASTLOCAL_TEST_FAULT_INSERT=%s '%s/fl-stream' --both --bytes 2M "
 				   "--size 1000 >/dev/null", cases[i].err, fl_build()) == 0,
 			   "fl-stream with %s injected failed", cases[i].err);
-		/* Only the end that enrolls second inserts (the first waits
-		 * for it outside the sockhash): one refusal per connection. */
-		FL_T_CHECK(FL_DELTA(cases[i].key, n0) == 1, "%s grew by %llu, expected 1", cases[i].key,
+		FL_T_CHECK(FL_DELTA(cases[i].key, n0) == 2, "%s grew by %llu, expected 2", cases[i].key,
 			   (unsigned long long)FL_DELTA(cases[i].key, n0));
 		FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
 	}
@@ -636,14 +607,11 @@ static int fl_nodelay(int fd)
 	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* Bytes written before the server accepted go by TCP; the client, which
- * enrolled at connect(), waits outside the sockhash then, so no verdict sees
- * them: they are counted as not_enrolled once it joins (its next write).
- * Written after, while those are unread, bytes wait behind them
- * (ordering_gate). */
+/* Bytes written before the server accepted go by TCP (peer_not_enrolled);
+ * written after, while those are unread, they wait behind them (ordering_gate). */
 static int test_pass_early_writes(void)
 {
-	uint64_t ne0 = fl_t_status_u64("passed_bytes_by_reason.not_enrolled");
+	uint64_t np0 = fl_t_status_u64("passed_bytes_by_reason.peer_not_enrolled");
 	uint64_t g0 = fl_t_status_u64("passed_bytes_by_reason.ordering_gate");
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -664,99 +632,15 @@ static int test_pass_early_writes(void)
 	memset(buf, 0, sizeof(buf));
 	FL_T_CHECK(recv(s, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) &&
 		   fl_t_pattern_check(buf, 0, sizeof(buf), 5) < 0, "bytes out of order");
-	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.not_enrolled", ne0) == 100,
-		   "not_enrolled grew by %llu, expected 100",
-		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.not_enrolled", ne0));
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.peer_not_enrolled", np0) == 100,
+		   "peer_not_enrolled grew by %llu, expected 100",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.peer_not_enrolled", np0));
 	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.ordering_gate", g0) == 200,
 		   "ordering_gate grew by %llu, expected 200",
 		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.ordering_gate", g0));
 	close(c);
 	close(s);
 	close(lfd);
-	return 0;
-}
-
-/* An end that joined sends before its peer, which enrolled first and waits
- * outside the sockhash, has made another call: peer_not_enrolled. */
-static int test_pass_peer_waiting(void)
-{
-	fl_t_enroll_fn enroll = fl_t_enroll();
-	uint64_t np0 = fl_t_status_u64("passed_bytes_by_reason.peer_not_enrolled");
-	char buf[90] = { 0 };
-	int c, s, r;
-
-	FL_T_CHECK(enroll, "enroll");
-	if (fl_raw_pair(&c, &s)) /* s, accepted through the shim, waits for c */
-		return -1;
-	FL_T_CHECK((r = enroll(c)) == 0, "enroll returned %d", r); /* joins at once */
-	FL_T_CHECK(send(c, buf, sizeof(buf), 0) == sizeof(buf), "write");
-	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.peer_not_enrolled", np0) == sizeof(buf),
-		   "peer_not_enrolled grew by %llu, expected %zu",
-		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.peer_not_enrolled", np0),
-		   sizeof(buf));
-	FL_T_CHECK(recv(s, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf), "read");
-	close(c);
-	close(s);
-	return 0;
-}
-
-/*
- * Another process holds the socket: a dup'd copy (or a child's) may have a
- * reader asleep in TCP's recvmsg. Enrollment is put off (fallbacks.shared);
- * a socket forked while it waited for its peer joins, but its peer's bytes
- * go by TCP (peer_shared) until nobody else holds it.
- */
-static int test_shared_sockets(void)
-{
-	fl_t_enroll_fn enroll = fl_t_enroll();
-	uint64_t sh0 = fl_t_status_u64("fallbacks.shared");
-	uint64_t ps0 = fl_t_status_u64("passed_bytes_by_reason.peer_shared");
-	char buf[77] = { 0 };
-	int c, s, d, r, pfd[2], ready[2];
-	pid_t pid;
-
-	FL_T_CHECK(enroll, "enroll");
-	if (fl_raw_pair(&c, &s))
-		return -1;
-	d = dup(c);
-	FL_T_CHECK(d >= 0, "dup");
-	FL_T_CHECK((r = enroll(c)) == -EAGAIN, "enroll of a dup'd socket returned %d, expected "
-		   "-EAGAIN", r);
-	FL_T_CHECK(FL_DELTA("fallbacks.shared", sh0) == 1, "fallbacks.shared grew by %llu, expected 1",
-		   (unsigned long long)FL_DELTA("fallbacks.shared", sh0));
-	close(d);
-	close(c);
-	close(s);
-
-	if (fl_raw_pair_both(&c, &s))
-		return -1;
-	FL_T_CHECK((r = enroll(c)) == 0, "enroll returned %d", r); /* waits for s */
-	FL_T_CHECK(pipe(pfd) == 0 && pipe(ready) == 0, "pipe");
-	pid = fork();
-	FL_T_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		close(s);
-		close(pfd[1]);
-		(void)!write(ready[1], "r", 1);
-		(void)!read(pfd[0], buf, 1); /* holds c until the parent says */
-		_exit(0);
-	}
-	close(pfd[0]);
-	FL_T_CHECK(read(ready[0], buf, 1) == 1, "the child did not start");
-	close(ready[0]);
-	close(ready[1]);
-	FL_T_CHECK((r = enroll(s)) == 0, "enroll of the peer returned %d", r);
-	FL_T_CHECK(send(c, buf, 1, 0) == 1 && recv(s, buf, 1, 0) == 1, "c joins on its write");
-	FL_T_CHECK(send(s, buf, sizeof(buf), 0) == sizeof(buf), "write to the shared socket");
-	FL_T_CHECK(recv(c, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf), "read");
-	close(pfd[1]);
-	waitpid(pid, NULL, 0);
-	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.peer_shared", ps0) == sizeof(buf),
-		   "peer_shared grew by %llu, expected %zu",
-		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.peer_shared", ps0),
-		   sizeof(buf));
-	close(c);
-	close(s);
 	return 0;
 }
 
@@ -834,6 +718,97 @@ static int test_pass_shut_down(void)
 	return 0;
 }
 
+/*
+ * Another fd holds the socket: a reader there may be asleep in TCP's own
+ * recvmsg, which never sees redirected bytes. Enrollment is put off
+ * (fallbacks.shared), and the bytes stay exact on TCP.
+ */
+static int test_shared_socket_put_off(void)
+{
+	fl_t_enroll_fn enroll = fl_t_enroll();
+	uint64_t sh0 = fl_t_status_u64("fallbacks.shared");
+	char buf[300];
+	int c, s, d, r;
+
+	FL_T_CHECK(enroll, "enroll");
+	if (fl_raw_pair(&c, &s))
+		return -1;
+	d = dup(c);
+	FL_T_CHECK(d >= 0, "dup");
+	FL_T_CHECK((r = enroll(c)) == -EAGAIN, "enroll of a socket with a dup returned %d, "
+		   "expected -EAGAIN", r);
+	FL_T_CHECK(FL_DELTA("fallbacks.shared", sh0) == 1, "fallbacks.shared grew by %llu, expected 1",
+		   (unsigned long long)FL_DELTA("fallbacks.shared", sh0));
+	memset(buf, 'x', sizeof(buf));
+	FL_T_CHECK(send(s, buf, sizeof(buf), 0) == sizeof(buf), "write");
+	FL_T_CHECK(recv(d, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf), "read through the dup");
+	close(d);
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* The role below: a thread that will read 77 bytes, blocked in read(). */
+static void *fl_busy_reader(void *arg)
+{
+	static char buf[77];
+	int fd = *(int *)arg;
+
+	return recv(fd, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) ? buf : NULL;
+}
+
+/*
+ * Run as "fallbacks busy-reader" with the default FASTLOCAL_ENROLL_AFTER:
+ * the client's reader thread sits in read() (in TCP's own recvmsg) when its
+ * socket enrolls through a write of the main thread. It joins, but is no
+ * redirect target until that read is out: the server's next 77 bytes pass
+ * as peer_shared and reach the sleeping reader by TCP; after it, 100 bytes
+ * are redirected. Exit status 0 if every byte arrived.
+ */
+static int fl_busy_reader_role(void)
+{
+	static char big[8192], buf[8192];
+	pthread_t th;
+	void *got;
+	int c, s;
+
+	if (fl_t_tcp_pair(AF_INET, &c, &s) || pthread_create(&th, NULL, fl_busy_reader, &c))
+		return 2;
+	usleep(100 * 1000); /* the thread is asleep in read() by now */
+	memset(big, 'b', sizeof(big));
+	if (write(c, big, sizeof(big)) != sizeof(big) || /* the client enrolls, busy */
+	    recv(s, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf) || /* the server enrolls */
+	    write(s, big, 77) != 77 || pthread_join(th, &got) || !got)
+		return 3;
+	if (write(s, big, 100) != 100 || recv(c, buf, 100, MSG_WAITALL) != 100)
+		return 4;
+	return 0;
+}
+
+static int test_busy_reader_peer_shared(void)
+{
+	uint64_t ps0 = fl_t_status_u64("passed_bytes_by_reason.peer_shared");
+	uint64_t nr0 = fl_t_status_u64("sharing.joined_not_ready");
+	uint64_t rl0 = fl_t_status_u64("sharing.ready_later");
+	uint64_t red0 = fl_t_status_u64("redirected_bytes");
+	const char *self = getenv("FL_FALLBACKS_SELF");
+
+	FL_T_CHECK(self, "FL_FALLBACKS_SELF unset");
+	FL_T_CHECK(fl_t_sh("FASTLOCAL_ENROLL_AFTER=4096 '%s' busy-reader", self) == 0,
+		   "the busy-reader role failed (bytes lost or stalled)");
+	FL_T_CHECK(FL_DELTA("passed_bytes_by_reason.peer_shared", ps0) == 77,
+		   "peer_shared grew by %llu, expected 77",
+		   (unsigned long long)FL_DELTA("passed_bytes_by_reason.peer_shared", ps0));
+	FL_T_CHECK(FL_DELTA("sharing.joined_not_ready", nr0) == 1 &&
+		   FL_DELTA("sharing.ready_later", rl0) == 1,
+		   "joined_not_ready grew by %llu and ready_later by %llu, expected 1 and 1",
+		   (unsigned long long)FL_DELTA("sharing.joined_not_ready", nr0),
+		   (unsigned long long)FL_DELTA("sharing.ready_later", rl0));
+	FL_T_CHECK(FL_DELTA("redirected_bytes", red0) >= 100, "the last 100 bytes were not "
+		   "redirected (%llu)", (unsigned long long)FL_DELTA("redirected_bytes", red0));
+	return 0;
+}
+
 /* The subtests above produced every reason status knows. A reason added to
  * status without a subtest here fails this. */
 static int test_every_reason_counted(void)
@@ -850,9 +825,20 @@ static int test_every_reason_counted(void)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	int fd = mkstemp(fl_start_status);
+	char self[4096];
+	ssize_t sl;
+	int fd;
+
+	if (argc > 1 && !strcmp(argv[1], "busy-reader"))
+		return fl_busy_reader_role();
+	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (sl > 0) {
+		self[sl] = 0;
+		setenv("FL_FALLBACKS_SELF", self, 1);
+	}
+	fd = mkstemp(fl_start_status);
 
 	if (fd < 0 || fl_t_sh("'%s' status --json > '%s'", fl_t_cli(), fl_start_status)) {
 		printf("FAIL: cannot save the starting status\n");
@@ -882,18 +868,19 @@ int main(void)
 		 "bytes pass as not_enrolled", test_key_taken_eexist);
 	FL_T_RUN("injected ENOMEM and E2BIG inserts stay on TCP as insert_enomem and other",
 		 test_injected_insert_errors);
-	FL_T_RUN("bytes before accept pass as not_enrolled, then behind them as ordering_gate",
+	FL_T_RUN("bytes before accept pass as peer_not_enrolled, then behind them as ordering_gate",
 		 test_pass_early_writes);
-	FL_T_RUN("bytes to a peer that still waits outside the sockhash pass as peer_not_enrolled",
-		 test_pass_peer_waiting);
-	FL_T_RUN("a dup'd socket is not enrolled (shared); one forked while waiting gets its "
-		 "peer's bytes by TCP (peer_shared)", test_shared_sockets);
 	FL_T_RUN("a reader that reads nothing gets bytes by TCP as flow_control",
 		 test_pass_flow_control);
 	FL_T_RUN("SO_ZEROCOPY with unread bytes: unsupported_feature and peer_reads_unseen",
 		 test_pass_zerocopy_pending);
 	FL_T_RUN("a reader that shut its receive side gets bytes by TCP as shut_down",
 		 test_pass_shut_down);
+	FL_T_RUN("a socket with a dup is not enrolled: fallbacks.shared, bytes exact",
+		 test_shared_socket_put_off);
+	FL_T_RUN("a socket enrolled while its reader thread sits in read() gets its peer's bytes "
+		 "by TCP (peer_shared) until that read is out, then redirected",
+		 test_busy_reader_peer_shared);
 	FL_T_RUN("every fallback and TCP-path reason in status was produced and counted",
 		 test_every_reason_counted);
 	unlink(fl_start_status);

@@ -258,7 +258,7 @@ static int fl_rd_join(struct fl_rd *r, const char *what)
 
 /* The counters a subtest compares before and after. */
 struct fl_cnt {
-	uint64_t red, gate, flow, passed, enrolled, early, waiting;
+	uint64_t red, gate, flow, passed, enrolled;
 };
 
 static int fl_cnt_read(struct fl_cnt *c)
@@ -268,8 +268,6 @@ static int fl_cnt_read(struct fl_cnt *c)
 	c->flow = fl_t_status_u64("passed_bytes_by_reason.flow_control");
 	c->passed = fl_t_status_u64("passed_bytes");
 	c->enrolled = fl_t_status_u64("enrolled_total");
-	c->early = fl_t_status_u64("passed_bytes_by_reason.not_enrolled");
-	c->waiting = fl_t_status_u64("passed_bytes_by_reason.peer_not_enrolled");
 	FL_T_CHECK(c->red != UINT64_MAX && c->gate != UINT64_MAX && c->flow != UINT64_MAX &&
 		   c->passed != UINT64_MAX && c->enrolled != UINT64_MAX,
 		   "status --json gave no counters (is fastlocal loaded?)");
@@ -286,11 +284,9 @@ static int fl_cnt_check(const struct fl_cnt *a, uint64_t enrolled, uint64_t move
 	if (fl_cnt_read(&b))
 		return -1;
 	printf("  moved %llu bytes: redirected %llu, passed %llu (ordering gate %llu, flow "
-	       "control %llu, before joining %llu, to a peer not joined yet %llu), %llu sockets "
-	       "enrolled\n", (unsigned long long)moved,
+	       "control %llu), %llu sockets enrolled\n", (unsigned long long)moved,
 	       (unsigned long long)(b.red - a->red), (unsigned long long)(b.passed - a->passed),
 	       (unsigned long long)(b.gate - a->gate), (unsigned long long)(b.flow - a->flow),
-	       (unsigned long long)(b.early - a->early), (unsigned long long)(b.waiting - a->waiting),
 	       (unsigned long long)(b.enrolled - a->enrolled));
 	FL_T_CHECK(b.enrolled - a->enrolled >= enrolled, "%llu sockets enrolled, expected %llu",
 		   (unsigned long long)(b.enrolled - a->enrolled), (unsigned long long)enrolled);
@@ -754,12 +750,7 @@ static int fl_nonblocking_et(struct fl_lc *x)
 	for (j = 0; j < 2; j++)
 		FL_T_CHECK(end[j].roff == total, "%s: EOF after %llu of %llu bytes", end[j].name,
 			   (unsigned long long)end[j].roff, (unsigned long long)total);
-	/* The server enrolled at accept, before the client's first use: it
-	 * waits outside the sockhash for its peer and joins at its own next
-	 * call (docs/design.md, "Joining"). That call comes only once epoll
-	 * gave the server an edge, so the client's first two turns, written
-	 * before, go over TCP. Every later byte is redirected. */
-	return fl_cnt_check(&k, 2, 2 * total - 2 * FL_ET_TURN, FL_GATE_SLACK);
+	return fl_cnt_check(&k, 2, 2 * total, FL_GATE_SLACK);
 }
 
 static int test_nonblocking_connect_et(void)

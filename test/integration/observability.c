@@ -188,10 +188,8 @@ static int test_one_end_enrolled(void)
 	FL_CHECK_FIELD(cp, ".b.port", want);
 	FL_CHECK_FIELD(cp, "\"\\(.a_to_b.path) \\(.a_to_b.why_tcp) \\(.a_to_b.bytes)\"",
 		       "tcp not_enrolled 700");
-	/* The accepted end enrolled, and waits outside the sockhash for a peer
-	 * that never comes: no verdict counts its bytes. */
 	FL_CHECK_FIELD(cp, "\"\\(.b_to_a.path) \\(.b_to_a.why_tcp) \\(.b_to_a.bytes)\"",
-		       "tcp waiting_for_peer 0");
+		       "tcp peer_not_enrolled 300");
 	close(c);
 	close(s);
 	close(lfd);
@@ -211,7 +209,7 @@ static int test_outputs_parse(void)
 			       "has(\"netns_cookie\") and has(\"fionread_fix\")) and "
 			       "(.batching.flushes_by_reason | length) == 7 and "
 			       "(.passed_bytes_by_reason | length) == 9 and (.fallbacks | length) == 13 and "
-			       "(.sharing | length) == 3 and "
+			       "(.sharing | length) == 2 and (.gate_holds | length) == 2 and "
 			       "(.syn_nonce | length) == 4'",
 			       fl_t_cli()) == 0 && !strcmp(out, "true"),
 		   "status --json lacks keys: %s", out);

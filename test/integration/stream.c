@@ -38,8 +38,6 @@ static int fl_both_ways(int family, uint64_t total, size_t wsize)
 	return 0;
 }
 
-#define FL_JOIN_SLACK (1 * MiB)
-
 /* TCP segments plain TCP needs for the same transfer (fl-stream, shim off). */
 static uint64_t fl_plain_segments(int family, uint64_t total, size_t wsize)
 {
@@ -72,13 +70,8 @@ static int fl_stream_case(int family, uint64_t total, size_t wsize)
 	       (unsigned long long)(total / MiB), (unsigned long long)plain,
 	       (unsigned long long)segs, (unsigned long long)(red1 - red0));
 	FL_T_CHECK(red0 != UINT64_MAX && red1 != UINT64_MAX, "status --json gave no redirected_bytes");
-	/* Until both ends have joined and each knows nobody else can be
-	 * reading it (a moment when neither of its two threads is inside the
-	 * kernel, docs/design.md "Shared sockets"), bytes go over TCP: at most
-	 * FL_JOIN_SLACK of them. */
-	FL_T_CHECK(red1 - red0 >= 2 * total - FL_JOIN_SLACK,
-		   "redirected_bytes grew by %llu, expected >= %llu",
-		   (unsigned long long)(red1 - red0), (unsigned long long)(2 * total - FL_JOIN_SLACK));
+	FL_T_CHECK(red1 - red0 >= 2 * total, "redirected_bytes grew by %llu, expected >= %llu",
+		   (unsigned long long)(red1 - red0), (unsigned long long)(2 * total));
 	FL_T_CHECK(segs * 100 < plain, "%llu TCP segments against plain TCP's %llu: not under 1%%",
 		   (unsigned long long)segs, (unsigned long long)plain);
 	return 0;
