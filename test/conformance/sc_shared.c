@@ -192,12 +192,19 @@ static void sh_scm_helper(int us, const struct sh_case *k)
 	char res[SH_RES_LEN], ack = 'k';
 	int fd = sh_recv_fd(us, 20000);
 
+	struct pollfd p = { .fd = us, .events = POLLIN };
+
 	if (fd < 0 || write(us, &ack, 1) != 1)
 		_exit(5);
-	if (k->pl->other_reads)
+	if (k->pl->other_reads) {
 		sh_reader(fd, NULL, k->w, res, sizeof(res));
-	else
+	} else {
+		/* The sender's go: from then on its next wait is its reader's
+		 * (before it, it waited for our ack, which would look the same). */
+		if (poll(&p, 1, 5000) != 1 || read(us, &ack, 1) != 1)
+			_exit(6);
 		sh_writer(fd, getppid(), res, sizeof(res));
+	}
 	sh_send_result(us, res);
 	close(fd);
 	_exit(0);
@@ -360,7 +367,8 @@ static void sh_processes(const struct sh_case *k, struct sh_conn *cn, char *rd, 
 		p.fd = in;
 		p.events = POLLIN;
 		if (sh_send_fd(cn->unix_sk, cn->x) || poll(&p, 1, 5000) != 1 ||
-		    read(in, &ack, 1) != 1 || ack != 'k') {
+		    read(in, &ack, 1) != 1 || ack != 'k' ||
+		    (!pl->other_reads && write(in, "g", 1) != 1)) {
 			snprintf(mine, SH_RES_LEN, "could not pass the socket");
 			snprintf(theirs, SH_RES_LEN, "never got the socket");
 			*other_exit = sh_reap(pid, 0);
