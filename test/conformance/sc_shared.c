@@ -225,8 +225,11 @@ static void sh_teardown(struct sh_conn *cn)
 }
 
 /*
- * The echo process holds the other end alone (it makes it itself, after
- * the fork). For SCM the receiver is forked first, so that it holds the
+ * IMPORTANT: the echo is a process of its own, not a thread here: it holds
+ * the other end alone (it makes it itself, after the fork), so that end
+ * enrolls as any unshared socket does, and this process stays
+ * single-threaded unless the case itself wants a second thread (a threaded
+ * process counts its calls in progress as references: holders.h). For SCM the receiver is forked first, so that it holds the
  * socket only once it is passed. Every child gives up after 30 s (alarm,
  * kept across exec), so a broken run leaves nothing behind.
  */
@@ -350,8 +353,13 @@ static void sh_exec_peer(const struct sh_case *k, int x, int out)
 	_exit(127);
 }
 
-/* The socket goes to another process (fork, SCM_RIGHTS, fork+exec), which
- * plays one role while this one plays the other. *other_exit: its exit. */
+/*
+ * The socket goes to another process (fork, SCM_RIGHTS, fork+exec), which
+ * plays one role while this one plays the other. *other_exit: its exit.
+ * IMPORTANT: only this process traces. The other one sends its one-line
+ * result through a pipe (or the SCM socket), printed here after ours, so
+ * that the order of the lines never depends on which process ran first.
+ */
 static void sh_processes(const struct sh_case *k, struct sh_conn *cn, char *rd, char *wr,
 			 int *other_exit)
 {

@@ -84,6 +84,10 @@ int sh_expired(void)
 
 /* --------------------------------------------------------- blocked? */
 
+/* IMPORTANT: /proc/TID/syscall names the call a sleeping thread is in; the
+ * writer waits for that rather than for a fixed time, so "the reader was
+ * already waiting when the bytes came" holds on a loaded machine too. */
+
 int sh_wait_blocked(pid_t tid, int ms)
 {
 	static const long waits[] = {
