@@ -119,7 +119,7 @@ $(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) b
 		-lbpf -lelf -lz -ldl -lpthread
 
 # The differential conformance suite: one binary, every scenario file.
-$(BUILD)/conformance: $(CONF_SRCS) test/conformance/conformance.h
+$(BUILD)/conformance: $(CONF_SRCS) $(wildcard test/conformance/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/conformance $(CFLAGS_ALL) -o $@ $(CONF_SRCS) $(LDFLAGS_ALL) -lpthread
 

@@ -17,6 +17,7 @@
 static struct fl_scenario *fl_sc_head;
 static struct fl_child *fl_child_head;
 static const char *fl_self_path;
+static const struct fl_scenario *fl_sc_running; /* set once in main, before the run */
 
 void fl_sc_register(struct fl_scenario *sc)
 {
@@ -77,6 +78,11 @@ const char *fl_ret(ssize_t r)
 	else
 		snprintf(b, 32, "-1 %s", fl_errname(errno));
 	return b;
+}
+
+const void *fl_sc_arg(void)
+{
+	return fl_sc_running ? fl_sc_running->arg : NULL;
 }
 
 const char *fl_sc_self(void)
@@ -302,8 +308,10 @@ int main(int argc, char **argv)
 	if (argc != 3 || (strcmp(argv[2], "4") && strcmp(argv[2], "6")))
 		return fl_usage();
 	for (sc = fl_sc_head; sc; sc = sc->next)
-		if (!strcmp(sc->name, argv[1]))
+		if (!strcmp(sc->name, argv[1])) {
+			fl_sc_running = sc;
 			return sc->fn(argv[2][0] == '4' ? AF_INET : AF_INET6) ? 3 : 0;
+		}
 	fprintf(stderr, "conformance: no scenario '%s'\n", argv[1]);
 	return 2;
 }

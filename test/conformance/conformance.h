@@ -32,12 +32,17 @@ struct fl_scenario {
 	int (*fn)(int family);
 	const char *file;
 	struct fl_scenario *next;
+	const void *arg; /* for scenarios generated from a table: fl_sc_arg() */
 };
 
 void fl_sc_register(struct fl_scenario *sc);
+/* The arg of the scenario being run (NULL for FL_SCENARIO ones). A table of
+ * cases registers one fl_scenario per case, all with one fn, and fn finds
+ * its case here. */
+const void *fl_sc_arg(void);
 
 #define FL_SCENARIO(name_, flags_, fn_)                                          \
-	static struct fl_scenario fl_sc_##fn_ = { name_, flags_, fn_, __FILE__, 0 }; \
+	static struct fl_scenario fl_sc_##fn_ = { name_, flags_, fn_, __FILE__, 0, 0 }; \
 	__attribute__((constructor)) static void fl_sc_reg_##fn_(void)           \
 	{                                                                        \
 		fl_sc_register(&fl_sc_##fn_);                                    \
