@@ -182,6 +182,11 @@ struct fl_slot {
  * asleep in TCP's own recvmsg, which never sees redirected bytes
  * (docs/design.md "Shared sockets"). Set once, never cleared. */
 #define FL_SLOT_RX_READY (1u << 4)
+/* The socket left the sockhash while another process still held it: that
+ * process's shim still names this slot (the slot and the records stay until
+ * the socket dies); its paths that assume tcp_bpf's (FIONREAD, the reset
+ * at close) must not apply. Set with BLIND and SEND_TCP, never cleared. */
+#define FL_SLOT_LEFT (1u << 5)
 
 enum fl_dir {
 	FL_DIR_TCP = 0,      /* gate shut: messages go over TCP */

@@ -14,10 +14,12 @@
 #include <linux/sock_diag.h>
 
 #include "config.h"
+#include "holders.h"
 #include "libc.h"
 #include "log.h"
 #include "rxq.h"
 #include "signals.h"
+#include "slot.h"
 #include "tcp_diag.h"
 #include "tx.h"
 
@@ -369,12 +371,14 @@ void fl_compat_before_close(int fd, struct fl_fd *e)
 	struct linger lg = { 1, 0 };
 	int redirected = 0, saved = errno;
 
-	if (!fl_compat_on() || !e->tx || !fl_tx_last_copy(e->tx))
+	if (!fl_compat_on() || !e->tx || !fl_tx_last_copy(e->tx) || fl_slot_left(e->slot))
 		return;
 	/* Bytes left in TCP's queue make TCP reset the connection itself;
 	 * bytes left in the redirected queue would just vanish, and the peer
-	 * would never learn (trap 2). A zero linger makes the close a reset. */
-	if (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0) {
+	 * would never learn (trap 2). A zero linger makes the close a reset,
+	 * but only the last close of the socket is one: another process that
+	 * holds it (a fork) may still read them. */
+	if (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0 && fl_holders_others(fd) == 0) {
 		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		fl_debug("fd %d closed with %d redirected bytes unread: resetting, as TCP does",
 			 fd, redirected);

@@ -599,6 +599,11 @@ int fl_enroll_read(int fd, uint64_t already_read, bool busy)
 		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
 				   "SO_RCVLOWAT or SO_PEEK_OFF is set (the redirect path ignores them)");
 	}
+	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_STDIO_READ)) {
+		fl_maps();
+		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
+				   "a stdio FILE reads it (glibc's reads bypass the shim)");
+	}
 	if (fl_compat_on() && e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_ZEROCOPY)) {
 		fl_maps();
 		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
@@ -760,12 +765,31 @@ int fl_unenroll(int fd, const char *why)
 		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
 		return -EBUSY;
 	}
-	fl_unenroll_forget(e, st.slot);
 	fl_enroll_em_maps(m, &em);
-	err = fl_em_remove(&em, fd, &st);
-	if (err)
-		return err;
-	fl_slot_free(st.slot, st.cookie);
+	if (fl_holders_others(fd) != 0) {
+		/*
+		 * IMPORTANT: another process holds the socket (a fork, an exec
+		 * of an image without the shim) and its shim may still name this
+		 * slot. Only the sockhash entry goes; the slot and the records
+		 * stay until the socket dies (sockops frees them at TCP_CLOSE),
+		 * and the slot says the socket left, so that no path of that
+		 * process treats it as tcp_bpf's any more (FL_SLOT_LEFT).
+		 */
+		err = fl_bpf_map_delete(em.sockhash, &st.key);
+		if (err && err != -ENOENT)
+			return err;
+		__atomic_store_n(&me->dir_reason, (uint16_t)FL_STAT_PASS_UNSUPPORTED_BYTES,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&me->dir, (uint16_t)FL_DIR_TCP, __ATOMIC_RELAXED);
+		__atomic_fetch_or(&me->flags, FL_SLOT_LEFT, __ATOMIC_SEQ_CST);
+		fl_unenroll_forget(e, st.slot);
+	} else {
+		fl_unenroll_forget(e, st.slot);
+		err = fl_em_remove(&em, fd, &st);
+		if (err)
+			return err;
+		fl_slot_free(st.slot, st.cookie);
+	}
 	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
 	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);
 	return 0;

@@ -36,6 +36,8 @@ enum fl_fd_state {
 				       * of ours in flight: the last one out asks */
 #define FL_FDF_THROUGH    (1u << 5) /* written through a stdio FILE too (fdopen):
 				     * its send buffer, once it has one, never holds */
+#define FL_FDF_STDIO_READ (1u << 7) /* read through a stdio FILE (fdopen "r" or
+				     * "+"): never enrolled (sock_calls.c) */
 
 struct fl_tx;
 

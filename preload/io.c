@@ -22,6 +22,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
 #include <linux/sockios.h>
@@ -29,6 +30,7 @@
 
 #include "calls.h"
 #include "enroll.h"
+#include "enroll_maps.h"
 #include "fdtable.h"
 #include "libc.h"
 #include "maps.h"
@@ -541,6 +543,37 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 	return n;
 }
 
+/*
+ * A socket received through SCM_RIGHTS that some process enrolled is adopted,
+ * as after exec (adopt.c): its reads then get the fixes of the redirect path
+ * (tcp_bpf's spurious EAGAIN when another holder's write wakes a reader,
+ * trap 5; MSG_WAITALL) and are counted, so its peer's gate can open. Only
+ * when the message carried rights: one look at the control data otherwise.
+ */
+static void fl_adopt_received(const struct msghdr *msg)
+{
+	struct cmsghdr *cm;
+	int saved = errno;
+
+	for (cm = CMSG_FIRSTHDR((struct msghdr *)msg); cm; cm = CMSG_NXTHDR((struct msghdr *)msg, cm)) {
+		size_t i, n;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int rfd;
+
+			memcpy(&rfd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (rfd >= 0 && fl_fd_state(fl_fd_peek(rfd)) == FL_FD_UNKNOWN &&
+			    fl_is_tcp_socket(rfd))
+				fl_enroll_adopt(rfd);
+		}
+	}
+	errno = saved;
+}
+
 ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct fl_rx rx;
@@ -558,6 +591,8 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 	if (rx.on)
 		fl_compat_after_reset(fd, n);
 	fl_rx_end(&rx, n, flags);
+	if (n >= 0 && msg && msg->msg_control && msg->msg_controllen >= CMSG_LEN(0))
+		fl_adopt_received(msg);
 	return n;
 }
 
@@ -595,6 +630,10 @@ int fl_ioctl(int fd, unsigned long req, void *arg)
 
 	if ((req == FIONREAD || req == SIOCINQ) && arg && fl_compat_on()) {
 		e = fl_fd_peek(fd);
+		/* A socket that left the sockhash through another process
+		 * (FL_SLOT_LEFT) counts both queues itself again. */
+		if (fl_fd_state(e) == FL_FD_ENROLLED && fl_slot_left(e->slot))
+			fl_fd_forget_socket(fd);
 		if (fl_fd_state(e) == FL_FD_ENROLLED) {
 			r = fl_compat_inq(fd, (int *)arg);
 			q = fl_rxq_get(e->slot, e->gen, false);

@@ -185,3 +185,10 @@ uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed)
 	*consumed = got;
 	return sent > got ? sent - got : 0;
 }
+
+bool fl_slot_left(uint32_t slot)
+{
+	const struct fl_slot *s = fl_slot_at(slot);
+
+	return s && (__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & FL_SLOT_LEFT);
+}

@@ -43,6 +43,10 @@ void fl_slot_send_tcp(uint32_t slot, uint64_t gen, const char *why);
 /* The owner shut down reading: its peer's bytes go over TCP from now on. */
 void fl_slot_rcv_shut(uint32_t slot, uint64_t gen);
 
+/* True if the socket left the sockhash while another process held it
+ * (FL_SLOT_LEFT): this process's entry for it is stale. */
+bool fl_slot_left(uint32_t slot);
+
 /* Sets the receive budget. */
 void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget);
 

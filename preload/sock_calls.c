@@ -149,6 +149,19 @@ FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
 		__atomic_fetch_or(&e->flags, FL_FDF_THROUGH, __ATOMIC_RELAXED);
 	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && e->tx)
 		fl_tx_set_through(e->tx, fd);
+	/*
+	 * IMPORTANT: glibc reads a FILE through its internal __read, which the
+	 * shim neither sees nor counts: on a socket in the sockhash such a read
+	 * gets none of the redirect path's fixes (tcp_bpf's spurious EAGAIN,
+	 * trap 5, ends fread with an error), and its peer's gate never opens.
+	 * A socket a FILE reads stays on TCP (enroll.c), and one enrolled
+	 * already leaves the sockhash if its bytes allow (fl_unenroll).
+	 */
+	if (fp && e && mode && (strchr(mode, 'r') || strchr(mode, '+'))) {
+		__atomic_fetch_or(&e->flags, FL_FDF_STDIO_READ, __ATOMIC_RELAXED);
+		if (fl_fd_state(e) == FL_FD_ENROLLED)
+			fl_unenroll(fd, "a stdio FILE reads it");
+	}
 	errno = saved;
 	return fp;
 }

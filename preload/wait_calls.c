@@ -9,14 +9,19 @@
  * and _exit, after which the bytes would be gone. One atomic load when
  * nothing is buffered.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 extern char **environ;
 
 #include "adopt.h"
 #include "calls.h"
+#include "enroll.h"
+#include "fdtable.h"
 #include "libc.h"
 #include "tx.h"
 
@@ -35,6 +40,43 @@ void fl_before_leaving(void)
 	errno = saved;
 }
 
+/* True if envp preloads this very library (by its file name). */
+static bool fl_env_preloads_us(char *const envp[])
+{
+	Dl_info info;
+	const char *name;
+	size_t i;
+
+	if (!dladdr((void *)fl_env_preloads_us, &info) || !info.dli_fname)
+		return true; /* cannot tell: assume it does, as before */
+	name = strrchr(info.dli_fname, '/');
+	name = name ? name + 1 : info.dli_fname;
+	for (i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11) && strstr(envp[i] + 11, name))
+			return true;
+	return false;
+}
+
+/*
+ * IMPORTANT: an image without the shim reads an inherited socket through
+ * tcp_bpf's recvmsg with none of the shim's fixes: a blocking read there
+ * returns a spurious EAGAIN whenever another holder's write (or TCP data)
+ * wakes it with the redirected queue empty (trap 5), and its reads are
+ * never counted, so the peer's gate stays shut anyway. Each enrolled fd the
+ * new image inherits leaves the sockhash first, if every byte redirected
+ * to it was read (fl_unenroll; otherwise it stays, docs/design.md).
+ */
+static void fl_exec_without_shim(void)
+{
+	int fd, fl;
+
+	for (fd = fl_fd_next_enrolled(0); fd >= 0; fd = fl_fd_next_enrolled(fd + 1)) {
+		fl = libc_fcntl(fd, F_GETFD, NULL);
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			fl_unenroll(fd, "exec of an image without the shim inherits it");
+	}
+}
+
 int fl_exec(int kind, const char *path, int fd, char *const argv[], char *const envp[])
 {
 	char *const *env;
@@ -42,6 +84,8 @@ int fl_exec(int kind, const char *path, int fd, char *const argv[], char *const 
 
 	/* Buffered bytes go first; enrolled fds that survive are passed on. */
 	fl_before_leaving();
+	if (!fl_env_preloads_us(envp))
+		fl_exec_without_shim();
 	env = fl_adopt_env(envp);
 	if (kind == 'p')
 		r = libc_execvpe(path, argv, env);
