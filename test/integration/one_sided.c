@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * one_sided - a server under the shim, a client without it.
+ *
+ * The server's end enrolls and joins the sockhash alone: its peer never
+ * enrolls, so every message goes over TCP through tcp_bpf's send path.
+ * That path hands a message to TCP one page at a time; under Nagle the
+ * last page then waited for the client's delayed ACK, 40 ms or more per
+ * answer (at dcbe0b4: 128 lockstep 64 KiB rounds took 5.5 s, plain TCP a
+ * few ms). The proof here is not a timing: the delayed-ACK timer's firings
+ * (TcpExt DelayedACKs, in a network namespace of the test's own) must stay
+ * what plain TCP needs for the same exchange, and every byte must come back.
+ * Run with the default threshold and with FASTLOCAL_ENROLL_AFTER=0.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "fltest.h"
+#include "fltest_netns.h"
+
+#define ROUNDS 128
+#define ROUND_BYTES 65536
+#define PORT 24680
+
+extern char **environ;
+
+/* TcpExt DelayedACKs: how often the delayed-ACK timer fired. */
+static uint64_t fl_delayed_acks(void)
+{
+	FILE *f = fopen("/proc/net/netstat", "r");
+	char names[4096], values[4096];
+	uint64_t v = UINT64_MAX;
+
+	if (!f)
+		return v;
+	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
+		char *sn, *sv, *n, *val;
+
+		if (strncmp(names, "TcpExt:", 7))
+			continue;
+		n = strtok_r(names, " \n", &sn);
+		val = strtok_r(values, " \n", &sv);
+		for (; n && val; n = strtok_r(NULL, " \n", &sn), val = strtok_r(NULL, " \n", &sv))
+			if (!strcmp(n, "DelayedACKs"))
+				v = strtoull(val, NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/* "server": echoes one connection until EOF. */
+static int fl_server(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static char buf[ROUND_BYTES];
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, s;
+	ssize_t n, o, w;
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    write(STDOUT_FILENO, "r", 1) != 1)
+		return 2;
+	s = accept(l, NULL, NULL);
+	if (s < 0)
+		return 3;
+	while ((n = read(s, buf, sizeof(buf))) > 0)
+		for (o = 0; o < n; o += w)
+			if ((w = write(s, buf + o, (size_t)(n - o))) <= 0)
+				return 4;
+	return n == 0 ? 0 : 5;
+}
+
+/* "client": ROUNDS lockstep rounds, each checked byte for byte. */
+static int fl_client(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static uint8_t out[ROUND_BYTES], in[ROUND_BYTES];
+	int c = socket(AF_INET, SOCK_STREAM, 0), r;
+	size_t o, got;
+	ssize_t n;
+
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
+		return 2;
+	for (r = 0; r < ROUNDS; r++) {
+		fl_t_pattern(out, (uint64_t)r * ROUND_BYTES, sizeof(out), 7);
+		for (o = 0; o < sizeof(out); o += (size_t)n)
+			if ((n = write(c, out + o, sizeof(out) - o)) <= 0)
+				return 3;
+		for (got = 0; got < sizeof(in); got += (size_t)n)
+			if ((n = read(c, in + got, sizeof(in) - got)) <= 0)
+				return 4;
+		if (fl_t_pattern_check(in, (uint64_t)r * ROUND_BYTES, sizeof(in), 7) >= 0)
+			return 5;
+	}
+	close(c);
+	return 0;
+}
+
+/* Starts this program as ROLE with env, or without LD_PRELOAD if bare. */
+static pid_t fl_spawn(const char *role, const char *const *env_add, int bare, int out)
+{
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t pid;
+
+	if (len <= 0)
+		return -1;
+	self[len] = 0;
+	pid = fork();
+	if (pid)
+		return pid;
+	if (out >= 0 && dup2(out, STDOUT_FILENO) < 0)
+		_exit(126);
+	if (bare)
+		unsetenv("LD_PRELOAD");
+	for (; env_add && *env_add; env_add++)
+		putenv((char *)*env_add);
+	alarm(60);
+	execl(self, self, role, (char *)NULL);
+	_exit(127);
+}
+
+static int fl_wait(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* One exchange with the server under env: the delayed ACKs it cost, or
+ * UINT64_MAX if a byte was lost or a process failed. */
+static uint64_t fl_exchange(const char *const *env, const char *what)
+{
+	uint64_t d0 = fl_delayed_acks(), d1;
+	double t0 = fl_t_now();
+	int p[2], sst, cst;
+	pid_t srv, cli;
+	char c;
+
+	if (pipe(p))
+		return UINT64_MAX;
+	srv = fl_spawn("server", env, 0, p[1]);
+	close(p[1]);
+	if (srv < 0 || read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		return UINT64_MAX;
+	}
+	close(p[0]);
+	cli = fl_spawn("client", NULL, 1, -1);
+	cst = cli > 0 ? fl_wait(cli) : -1;
+	sst = fl_wait(srv);
+	d1 = fl_delayed_acks();
+	printf("  %s: %d rounds of %d bytes in %.1f ms, %llu delayed ACKs (client %d, server %d)\n",
+	       what, ROUNDS, ROUND_BYTES, (fl_t_now() - t0) * 1e3, (unsigned long long)(d1 - d0),
+	       cst, sst);
+	return cst || sst || d0 == UINT64_MAX || d1 == UINT64_MAX ? UINT64_MAX : d1 - d0;
+}
+
+static uint64_t fl_plain_acks = UINT64_MAX;
+
+static int fl_case(const char *const *env, const char *what)
+{
+	uint64_t e0 = fl_t_status_u64("enrolled_total"), acks;
+
+	if (fl_plain_acks == UINT64_MAX) {
+		static const char *const off[] = { "FASTLOCAL=0", NULL };
+
+		fl_plain_acks = fl_exchange(off, "plain TCP (FASTLOCAL=0)");
+		FL_T_CHECK(fl_plain_acks != UINT64_MAX, "the plain TCP exchange failed");
+	}
+	acks = fl_exchange(env, what);
+	FL_T_CHECK(acks != UINT64_MAX, "bytes lost, or a process failed (see above)");
+	FL_T_CHECK(fl_t_status_u64("enrolled_total") - e0 >= 1, "the server's end never enrolled");
+	/* A few timer firings come and go with scheduling; one per round is
+	 * the stall. */
+	FL_T_CHECK(acks <= fl_plain_acks + ROUNDS / 16, "%llu delayed ACKs against plain TCP's "
+		   "%llu: answers waited for the client's delayed ACK",
+		   (unsigned long long)acks, (unsigned long long)fl_plain_acks);
+	return 0;
+}
+
+static int test_default_threshold(void)
+{
+	static const char *const env[] = { "FASTLOCAL_ENROLL_AFTER=4096", NULL };
+
+	return fl_case(env, "server under the shim, default threshold");
+}
+
+static int test_enroll_at_accept(void)
+{
+	static const char *const env[] = { "FASTLOCAL_ENROLL_AFTER=0", NULL };
+
+	return fl_case(env, "server under the shim, enrolled at accept");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "server"))
+		return fl_server();
+	if (argc > 1 && !strcmp(argv[1], "client"))
+		return fl_client();
+	signal(SIGPIPE, SIG_IGN);
+	if (fl_t_private_netns()) {
+		perror("one_sided: cannot create a private network namespace");
+		return 1;
+	}
+	FL_T_RUN("a client without the shim against a server under it: 128 lockstep 64 KiB "
+		 "rounds, byte-exact, no delayed-ACK stall (default threshold)",
+		 test_default_threshold);
+	FL_T_RUN("the same with the server enrolled at accept", test_enroll_at_accept);
+	return fl_t_exit_status();
+}
