@@ -328,6 +328,23 @@ static inline struct fl_tx *fl_batching(struct fl_fd *e)
 	return tx && fl_tx_batching(tx) ? tx : NULL;
 }
 
+/* The kernel's UIO_MAXIOV: more iovecs in one call are refused, by
+ * writev/readv with EINVAL and by sendmsg/recvmsg with EMSGSIZE. */
+#define FL_UIO_MAXIOV 1024
+
+/*
+ * IMPORTANT: the send buffer copies the application's iovecs itself, so it
+ * must only see what the kernel would accept: at most FL_UIO_MAXIOV of
+ * them, and an array that is there when it has entries. Anything else goes
+ * to the kernel as it is, which fails it as TCP does and moves nothing.
+ * (A bad iov_base inside a valid array is the application's own fault the
+ * shim cannot see without a system call: docs/semantics.md.)
+ */
+static inline bool fl_iov_ok(const struct iovec *iov, size_t n)
+{
+	return n <= FL_UIO_MAXIOV && (iov || !n);
+}
+
 static size_t fl_iov_len(const struct iovec *iov, int n)
 {
 	size_t len = 0;
@@ -388,19 +405,24 @@ ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct s
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, msg ? fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen) : 0,
-				      flags, &c);
+	struct fl_fd *e;
 	struct fl_tx *tx;
+
+	/* A header the kernel refuses (EFAULT, EMSGSIZE) fails before the
+	 * socket is looked at: no byte moves, nothing waits (fl_iov_ok). */
+	if (!msg || !fl_iov_ok(msg->msg_iov, msg->msg_iovlen))
+		return libc_sendmsg(fd, msg, flags);
+	e = fl_tx_begin(fd, fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen), flags, &c);
 
 	/* A zero-copy send wants TCP's own path (SO_ZEROCOPY, sock_calls.c). */
 	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
 		e = NULL;
 	tx = fl_batching(e);
 
-	return fl_tx_done(e, fd, tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
-							 (int)msg->msg_iovlen, flags, msg) :
-					     fl_direct(e) && msg ? fl_tx_sendmsg(e->tx, fd, msg, flags) :
-					     libc_sendmsg(fd, msg, flags), &c);
+	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
+						  (int)msg->msg_iovlen, flags, msg) :
+				   fl_direct(e) ? fl_tx_sendmsg(e->tx, fd, msg, flags) :
+				   libc_sendmsg(fd, msg, flags), &c);
 }
 
 ssize_t fl_write(int fd, const void *buf, size_t len)
@@ -418,11 +440,17 @@ ssize_t fl_write(int fd, const void *buf, size_t len)
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0, &c);
-	struct fl_tx *tx = fl_batching(e);
+	struct fl_fd *e;
+	struct fl_tx *tx;
 
-	return fl_tx_done(e, fd, tx && iovcnt >= 0 ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
-				   fl_direct(e) && iovcnt >= 0 ? fl_send_direct(e, fd, iov, iovcnt, 0) :
+	/* A count or array the kernel refuses (EINVAL, EFAULT) fails before
+	 * the socket is looked at (fl_iov_ok). */
+	if (iovcnt < 0 || !fl_iov_ok(iov, (size_t)iovcnt))
+		return libc_writev(fd, iov, iovcnt);
+	e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0, &c);
+	tx = fl_batching(e);
+	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
+				   fl_direct(e) ? fl_send_direct(e, fd, iov, iovcnt, 0) :
 				   libc_writev(fd, iov, iovcnt), &c);
 }
 
@@ -540,6 +568,10 @@ ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 	struct fl_retry start;
 	ssize_t n;
 
+	/* A count the kernel refuses (EINVAL) fails before the socket is
+	 * looked at. */
+	if (iovcnt < 0 || iovcnt > FL_UIO_MAXIOV)
+		return libc_readv(fd, iov, iovcnt);
 	fl_rx_begin(fd, &rx);
 	if (rx.q && iovcnt > 0)
 		n = fl_rxq_recv(fd, rx.q, iov[0].iov_base, iov[0].iov_len, 0); /* a short read */
@@ -580,6 +612,10 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 	struct fl_retry start;
 	ssize_t n;
 
+	/* More iovecs than the kernel takes: it fails the call (EMSGSIZE)
+	 * before looking at the socket, and so must we. */
+	if (msg && msg->msg_iovlen > FL_UIO_MAXIOV)
+		return libc_recvmsg(fd, msg, flags);
 	fl_rx_begin(fd, &rx);
 	if (msg && msg->msg_iovlen >= 1 && (msg->msg_iovlen == 1 || rx.q) &&
 	    fl_rx_special(&rx, fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags, &n))
