@@ -27,6 +27,7 @@ int fl_dup3(int oldfd, int newfd, int flags, int use_dup2);
 int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *));
 int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 int fl_ioctl(int fd, unsigned long req, void *arg);
+int fl_sockatmark(int fd);
 int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 int fl_shutdown(int fd, int how);
 

@@ -43,7 +43,7 @@ static double fl_now(void)
 /* True when TCP's receive queue of fd holds no skb (SO_MEMINFO, Linux
  * 3.19: SK_MEMINFO_RMEM_ALLOC counts the receive queue's skbs, and the
  * out-of-order queue's, which only makes this answer "not empty"). */
-static bool fl_tcp_queue_empty(int fd)
+bool fl_compat_tcp_queue_empty(int fd)
 {
 	__u32 mem[SK_MEMINFO_VARS];
 	socklen_t len = sizeof(mem);
@@ -52,7 +52,37 @@ static bool fl_tcp_queue_empty(int fd)
 	       len > SK_MEMINFO_RMEM_ALLOC * sizeof(__u32) && mem[SK_MEMINFO_RMEM_ALLOC] == 0;
 }
 
-int fl_compat_inq(int fd, int *out)
+/* TCP's next byte is the urgent one and the application reads without
+ * SO_OOBINLINE (forced: the shim holds it on, rxq.h): then TCP counts
+ * nothing from there (tcp_inq counts up to the mark). */
+static bool fl_inq_at_mark(int fd, bool forced)
+{
+	int inl = 0, saved = errno;
+	socklen_t len = sizeof(inl);
+
+	if (!fl_compat_atmark(fd))
+		return false;
+	if (!forced && libc_getsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &inl, &len))
+		inl = 0;
+	errno = saved;
+	return forced || !inl;
+}
+
+/* TCP's FIN counts in rcv_nxt (so in sock_diag's rqueue), not in FIONREAD. */
+static bool fl_fin_received(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	int saved = errno;
+	bool fin = libc_poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
+
+	errno = saved;
+	return fin;
+}
+
+/* urgent: the answer the application gets, with tcp_inq's rule for the
+ * urgent mark (forced: SO_OOBINLINE is the shim's, off for the
+ * application); without it, every byte either queue holds. */
+static int fl_inq(int fd, int *out, bool urgent, bool forced)
 {
 	int tries, redirected = 0;
 	ssize_t tcp;
@@ -65,8 +95,12 @@ int fl_compat_inq(int fd, int *out)
 			return -1;
 		if (redirected == 0) {
 			/* Only TCP's queue can hold bytes: a truncating peek goes
-			 * straight to tcp_recvmsg, which counts without copying. */
+			 * straight to tcp_recvmsg, which counts without copying
+			 * (up to the urgent mark, like tcp_inq, unless it starts
+			 * at the mark: then the urgent byte is skipped). */
 			tcp = libc_recv(fd, NULL, INT_MAX, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+			if (tcp > 0 && urgent && fl_inq_at_mark(fd, forced))
+				tcp = 0;
 			if (tcp >= 0) {
 				*out = (int)tcp;
 				return 0;
@@ -87,16 +121,38 @@ int fl_compat_inq(int fd, int *out)
 		 * otherwise ask sock_diag for TCP's count, which costs about
 		 * 150 µs: a reader that asks FIONREAD after every read (wrk)
 		 * fell behind its writer by that alone. */
-		if (fl_tcp_queue_empty(fd)) {
+		if (fl_compat_tcp_queue_empty(fd) || (urgent && fl_inq_at_mark(fd, forced))) {
 			*out = redirected;
 			return 0;
 		}
 		rq = fl_tcp_diag_rqueue(fd);
+		if (rq > 0 && fl_fin_received(fd))
+			rq--;
 		*out = redirected + (rq > 0 ? (int)(rq > INT_MAX - redirected ? INT_MAX - redirected : rq) : 0);
 		return 0;
 	}
 	*out = redirected;
 	return 0;
+}
+
+int fl_compat_inq(int fd, int *out)
+{
+	return fl_inq(fd, out, false, false);
+}
+
+int fl_compat_inq_app(int fd, bool forced, int *out)
+{
+	return fl_inq(fd, out, true, forced);
+}
+
+bool fl_compat_atmark(int fd)
+{
+	int at = 0, saved = errno;
+
+	if (libc_ioctl(fd, SIOCATMARK, &at))
+		at = 0;
+	errno = saved;
+	return at > 0;
 }
 
 /* ------------------------------------------------------------- receive */
@@ -199,6 +255,11 @@ ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags)
 		m.msg_controllen = 0;
 		m.msg_name = NULL;
 		m.msg_namelen = 0;
+		/* TCP's MSG_WAITALL stops at the urgent mark once it has bytes
+		 * (tcp_recvmsg); our next call would start there afresh and
+		 * read past it. */
+		if (total < want && fl_compat_atmark(fd))
+			break;
 	}
 	msg->msg_flags = m.msg_flags;
 	return (ssize_t)total;

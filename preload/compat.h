@@ -22,6 +22,16 @@ bool fl_compat_on(void);
 /* FIONREAD/SIOCINQ (trap 7): the kernel counts only the redirected queue;
  * the answer must include TCP's. 0 and *out, or -1 with errno. */
 int fl_compat_inq(int fd, int *out);
+/* The same, as the application is answered: TCP counts up to the urgent
+ * mark only (forced: the shim holds SO_OOBINLINE on, rxq.h). */
+int fl_compat_inq_app(int fd, bool forced, int *out);
+
+/* True when TCP's own receive queue of fd holds nothing (the redirected
+ * queue is not looked at). */
+bool fl_compat_tcp_queue_empty(int fd);
+
+/* The kernel's SIOCATMARK: TCP's next unread byte is the urgent one. */
+bool fl_compat_atmark(int fd);
 
 /*
  * A blocking receive returned EAGAIN (trap 5: a wakeup without data, or a

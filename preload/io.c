@@ -232,9 +232,18 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 		rx->q = NULL;
 }
 
+/*
+ * IMPORTANT: an urgent byte read out of band (MSG_OOB) is not counted. TCP
+ * keeps it in its receive queue until a normal read passes the mark (and
+ * skips it), so counting it could open the ordering gate with that queue
+ * not empty: the next read, once the redirected queue is empty, would go to
+ * tcp_recvmsg and sleep there while redirected bytes arrive (trap 1). The
+ * byte skipped is not counted either: a direction that carried urgent data
+ * stays on TCP, where the urgent pointer is anyway (fl_tx_urgent).
+ */
 static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 {
-	bool counted = n > 0 && !(flags & MSG_PEEK);
+	bool counted = n > 0 && !(flags & (MSG_PEEK | MSG_OOB));
 
 	if (rx->on && counted)
 		fl_slot_consume(rx->slot, rx->gen, (uint64_t)n);
@@ -297,6 +306,23 @@ static inline struct fl_tx *fl_batching(struct fl_fd *e)
 	return tx && fl_tx_batching(tx) ? tx : NULL;
 }
 
+/* The kernel's UIO_MAXIOV: more iovecs in one call are refused, by
+ * writev/readv with EINVAL and by sendmsg/recvmsg with EMSGSIZE. */
+#define FL_UIO_MAXIOV 1024
+
+/*
+ * IMPORTANT: the send buffer copies the application's iovecs itself, so it
+ * must only see what the kernel would accept: at most FL_UIO_MAXIOV of
+ * them, and an array that is there when it has entries. Anything else goes
+ * to the kernel as it is, which fails it as TCP does and moves nothing.
+ * (A bad iov_base inside a valid array is the application's own fault the
+ * shim cannot see without a system call: docs/semantics.md.)
+ */
+static inline bool fl_iov_ok(const struct iovec *iov, size_t n)
+{
+	return n <= FL_UIO_MAXIOV && (iov || !n);
+}
+
 static size_t fl_iov_len(const struct iovec *iov, int n)
 {
 	size_t len = 0;
@@ -323,6 +349,20 @@ static inline bool fl_direct(const struct fl_fd *e)
 	return e && __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Urgent data needs TCP's urgent pointer, and the redirect path has none:
+ * the byte would arrive in band, without POLLPRI or SIGURG. So an enrolled
+ * socket's MSG_OOB send, and every later send of it, goes over TCP (the
+ * verdict honours SEND_TCP; redirect -> TCP is order-safe). IMPORTANT: set
+ * before the send buffer is flushed (tx.c flushes it for MSG_OOB), so that
+ * buffered bytes go over TCP too, in front of the urgent byte.
+ */
+static inline void fl_tx_urgent(const struct fl_fd *e, int flags)
+{
+	if (e && (flags & MSG_OOB) && fl_compat_on())
+		fl_slot_send_tcp(e->slot, e->gen, "an urgent (MSG_OOB) send");
+}
+
 /* ------------------------------------------------------------- send */
 
 ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
@@ -334,6 +374,7 @@ ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 
 	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
 		e = NULL;
+	fl_tx_urgent(e, flags);
 	tx = fl_batching(e);
 
 	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
@@ -347,8 +388,10 @@ ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct s
 	struct fl_txc c;
 	struct fl_fd *e = fl_tx_begin(fd, len, flags, &c);
 	struct iovec v = { (void *)buf, len };
-	struct fl_tx *tx = fl_batching(e);
+	struct fl_tx *tx;
 
+	fl_tx_urgent(e, flags);
+	tx = fl_batching(e);
 	/* On a connected TCP socket the address is ignored (or refused). */
 	return fl_tx_done(e, fd, tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
 					       libc_sendto(fd, buf, len, flags, addr, alen), &c);
@@ -357,19 +400,25 @@ ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct s
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, msg ? fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen) : 0,
-				      flags, &c);
+	struct fl_fd *e;
 	struct fl_tx *tx;
+
+	/* A header the kernel refuses (EFAULT, EMSGSIZE) fails before the
+	 * socket is looked at: no byte moves, nothing waits (fl_iov_ok). */
+	if (!msg || !fl_iov_ok(msg->msg_iov, msg->msg_iovlen))
+		return libc_sendmsg(fd, msg, flags);
+	e = fl_tx_begin(fd, fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen), flags, &c);
 
 	/* A zero-copy send wants TCP's own path (SO_ZEROCOPY, sock_calls.c). */
 	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
 		e = NULL;
+	fl_tx_urgent(e, flags);
 	tx = fl_batching(e);
 
-	return fl_tx_done(e, fd, tx && msg ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
-							 (int)msg->msg_iovlen, flags, msg) :
-					     fl_direct(e) && msg ? fl_tx_sendmsg(e->tx, fd, msg, flags) :
-					     libc_sendmsg(fd, msg, flags), &c);
+	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
+						  (int)msg->msg_iovlen, flags, msg) :
+				   fl_direct(e) ? fl_tx_sendmsg(e->tx, fd, msg, flags) :
+				   libc_sendmsg(fd, msg, flags), &c);
 }
 
 ssize_t fl_write(int fd, const void *buf, size_t len)
@@ -387,11 +436,17 @@ ssize_t fl_write(int fd, const void *buf, size_t len)
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0, &c);
-	struct fl_tx *tx = fl_batching(e);
+	struct fl_fd *e;
+	struct fl_tx *tx;
 
-	return fl_tx_done(e, fd, tx && iovcnt >= 0 ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
-				   fl_direct(e) && iovcnt >= 0 ? fl_send_direct(e, fd, iov, iovcnt, 0) :
+	/* A count or array the kernel refuses (EINVAL, EFAULT) fails before
+	 * the socket is looked at (fl_iov_ok). */
+	if (iovcnt < 0 || !fl_iov_ok(iov, (size_t)iovcnt))
+		return libc_writev(fd, iov, iovcnt);
+	e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0, &c);
+	tx = fl_batching(e);
+	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
+				   fl_direct(e) ? fl_send_direct(e, fd, iov, iovcnt, 0) :
 				   libc_writev(fd, iov, iovcnt), &c);
 }
 
@@ -463,6 +518,22 @@ static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
 	       fl_compat_on();
 }
 
+/* recv(MSG_OOB) of an enrolled socket: TCP's urgent byte, not the
+ * redirected queue's bytes (rxq.h). False if it is not one. */
+static bool fl_rx_urgent(const struct fl_rx *rx, int fd, struct msghdr *msg, int flags,
+			 ssize_t *n)
+{
+	struct fl_rxq *q;
+
+	if (!(flags & MSG_OOB) || !rx->compat || !fl_compat_on())
+		return false;
+	q = rx->q ? rx->q : fl_rxq_get(rx->slot, rx->gen, true);
+	if (!q)
+		return false; /* out of memory: as the kernel answers */
+	*n = fl_rxq_recv_oob(fd, q, msg, flags);
+	return true;
+}
+
 /* recv() flags the redirect path gets wrong (compat.h); n is the result. */
 static inline bool fl_rx_special(const struct fl_rx *rx, int fd, void *buf, size_t len,
 				 int flags, ssize_t *n)
@@ -509,6 +580,10 @@ ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 	struct fl_retry start;
 	ssize_t n;
 
+	/* A count the kernel refuses (EINVAL) fails before the socket is
+	 * looked at. */
+	if (iovcnt < 0 || iovcnt > FL_UIO_MAXIOV)
+		return libc_readv(fd, iov, iovcnt);
 	fl_rx_begin(fd, &rx);
 	if (rx.q && iovcnt > 0)
 		n = fl_rxq_recv(fd, rx.q, iov[0].iov_base, iov[0].iov_len, 0); /* a short read */
@@ -531,7 +606,18 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	if (fl_rx_special(&rx, fd, buf, len, flags, &n))
+	if ((flags & MSG_OOB) && rx.compat) {
+		struct iovec v = { buf, len };
+		struct msghdr m = { .msg_name = addr, .msg_namelen = alen ? *alen : 0,
+				    .msg_iov = &v, .msg_iovlen = 1 };
+
+		if (fl_rx_urgent(&rx, fd, &m, flags, &n)) {
+			if (alen && n >= 0)
+				*alen = m.msg_namelen;
+		} else {
+			n = libc_recvfrom(fd, buf, len, flags, addr, alen);
+		}
+	} else if (fl_rx_special(&rx, fd, buf, len, flags, &n))
 		;
 	else if (fl_rx_waitall(&rx, flags))
 		n = fl_compat_recv_waitall(fd, buf, len, flags, addr, alen);
@@ -580,8 +666,14 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 	struct fl_retry start;
 	ssize_t n;
 
+	/* More iovecs than the kernel takes: it fails the call (EMSGSIZE)
+	 * before looking at the socket, and so must we. */
+	if (msg && msg->msg_iovlen > FL_UIO_MAXIOV)
+		return libc_recvmsg(fd, msg, flags);
 	fl_rx_begin(fd, &rx);
-	if (msg && msg->msg_iovlen >= 1 && (msg->msg_iovlen == 1 || rx.q) &&
+	if (msg && fl_rx_urgent(&rx, fd, msg, flags, &n))
+		;
+	else if (msg && msg->msg_iovlen >= 1 && (msg->msg_iovlen == 1 || rx.q) &&
 	    fl_rx_special(&rx, fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags, &n))
 		;
 	else if (msg && fl_rx_waitall(&rx, flags))
@@ -620,13 +712,38 @@ ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 	return fl_recvfrom(fd, buf, len, flags, addr, alen);
 }
 
+/*
+ * SIOCATMARK of an enrolled socket: the kernel knows TCP's bytes only, so
+ * it is "at the mark" as soon as the TCP bytes in front of the urgent byte
+ * are read, with redirected ones (in its queue or held in q) still unread.
+ * Those always come first (the redirect -> TCP order), so with any of them
+ * unread the answer is 0; otherwise the kernel's.
+ */
+static int fl_atmark(int fd, struct fl_fd *e, int *arg)
+{
+	struct fl_rxq *q = fl_rxq_get(e->slot, e->gen, false);
+	int redirected = 0;
+
+	if ((q && fl_rxq_held(q)) || (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0)) {
+		*arg = 0;
+		return 0;
+	}
+	return libc_ioctl(fd, SIOCATMARK, arg);
+}
+
 /* FIONREAD/SIOCINQ count both queues of an enrolled socket (trap 7), and
- * the bytes the shim took out early. */
+ * the bytes the shim took out early; SIOCATMARK sees them too. */
 int fl_ioctl(int fd, unsigned long req, void *arg)
 {
 	struct fl_rxq *q;
 	struct fl_fd *e;
 	int r;
+
+	if (req == SIOCATMARK && arg && fl_compat_on()) {
+		e = fl_fd_peek(fd);
+		if (fl_fd_state(e) == FL_FD_ENROLLED)
+			return fl_atmark(fd, e, (int *)arg);
+	}
 
 	if ((req == FIONREAD || req == SIOCINQ) && arg && fl_compat_on()) {
 		e = fl_fd_peek(fd);
@@ -635,8 +752,8 @@ int fl_ioctl(int fd, unsigned long req, void *arg)
 		if (fl_fd_state(e) == FL_FD_ENROLLED && fl_slot_left(e->slot))
 			fl_fd_forget_socket(fd);
 		if (fl_fd_state(e) == FL_FD_ENROLLED) {
-			r = fl_compat_inq(fd, (int *)arg);
 			q = fl_rxq_get(e->slot, e->gen, false);
+			r = fl_compat_inq_app(fd, q && fl_rxq_inline_forced(q), (int *)arg);
 			if (!r && q)
 				*(int *)arg += (int)fl_rxq_held(q);
 			return r;
@@ -645,11 +762,29 @@ int fl_ioctl(int fd, unsigned long req, void *arg)
 	return libc_ioctl(fd, req, arg);
 }
 
-/* SO_PEEK_OFF of an enrolled socket is the shim's (rxq.h). */
+int fl_sockatmark(int fd)
+{
+	int at = 0;
+
+	return fl_ioctl(fd, SIOCATMARK, &at) ? -1 : at;
+}
+
+/* SO_PEEK_OFF of an enrolled socket is the shim's (rxq.h), and so is
+ * SO_OOBINLINE while the shim holds it on (fl_rxq_recv_oob). */
 int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct fl_rxq *q;
 	struct fl_fd *e;
+
+	if (level == SOL_SOCKET && name == SO_OOBINLINE && val && len && *len >= sizeof(int)) {
+		e = fl_fd_peek(fd);
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_rxq_get(e->slot, e->gen, false) : NULL;
+		if (q && fl_rxq_inline_forced(q)) {
+			*(int *)val = 0;
+			*len = sizeof(int);
+			return 0;
+		}
+	}
 
 	if (level == SOL_SOCKET && name == SO_PEEK_OFF && val && len && *len >= sizeof(int) &&
 	    fl_compat_on()) {

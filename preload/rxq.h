@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 struct fl_rxq;
@@ -39,6 +40,20 @@ ssize_t fl_rxq_recv(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
  * kernel queues), moving redirected bytes into q if the kernel's peek cannot
  * reach TCP's queue behind them. */
 ssize_t fl_rxq_peek(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
+
+/*
+ * recv(MSG_OOB) of an enrolled socket (msg: the caller's, whose msg_flags
+ * it sets): moves the redirected queue into q, so that the call reaches
+ * TCP's urgent byte instead of redirected bytes, and answers as TCP does
+ * (never blocking, EINVAL without urgent data). While q then holds bytes,
+ * SO_OOBINLINE is on for the kernel only (rxq.c says why).
+ */
+ssize_t fl_rxq_recv_oob(int fd, struct fl_rxq *q, struct msghdr *msg, int flags);
+
+/* SO_OOBINLINE while the shim holds it on: getsockopt reads 0 (forced),
+ * and the application's setsockopt is taken here (true: handled). */
+bool fl_rxq_inline_forced(struct fl_rxq *q);
+bool fl_rxq_set_oobinline(struct fl_rxq *q, int on);
 
 /* SO_PEEK_OFF, emulated: set (v < 0 disables) and read back. */
 void fl_rxq_set_peek_off(struct fl_rxq *q, int v);

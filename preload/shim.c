@@ -123,6 +123,13 @@ FL_EXPORT int ioctl(int fd, unsigned long req, ...)
 	return fl_ioctl(fd, req, arg);
 }
 
+/* glibc's sockatmark() calls its internal ioctl, which the shim cannot
+ * see: the SIOCATMARK answer of an enrolled socket is the shim's (io.c). */
+FL_EXPORT int sockatmark(int fd)
+{
+	return fl_sockatmark(fd);
+}
+
 FL_EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	return fl_getsockopt(fd, level, name, val, len);

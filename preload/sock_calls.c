@@ -268,6 +268,15 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
 		}
 	}
+	if (level == SOL_SOCKET && name == SO_OOBINLINE && val && len >= (socklen_t)sizeof(int)) {
+		/* Held on by the shim for now (rxq.h): the application's
+		 * value is noted there, the kernel's stays on until then. */
+		e = fl_fd_peek(fd);
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_rxq_get(e->slot, e->gen, false) : NULL;
+		memcpy(&v, val, sizeof(v));
+		if (q && fl_rxq_set_oobinline(q, v))
+			return 0;
+	}
 	r = libc_setsockopt(fd, level, name, val, len);
 	saved = errno;
 

@@ -528,6 +528,13 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		pthread_mutex_unlock(&tx->lock);
 		return -1;
 	}
+	/* Nothing to send: nothing to hold (held, a zero-length write would
+	 * "take" nothing and fail with EAGAIN), and the kernel's answer is
+	 * TCP's. TCP pushes nothing for it either, MSG_MORE or not. */
+	if (!len) {
+		pthread_mutex_unlock(&tx->lock);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+	}
 	/* Bytes of another call always stay behind the buffer's. Out-of-band,
 	 * zero-copy and addressed sends are not ours to hold. */
 	if ((flags & (MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
