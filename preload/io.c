@@ -525,7 +525,7 @@ static bool fl_rx_urgent(const struct fl_rx *rx, int fd, struct msghdr *msg, int
 {
 	struct fl_rxq *q;
 
-	if (!(flags & MSG_OOB) || !rx->compat || !fl_compat_on())
+	if (!(flags & MSG_OOB) || !rx->on || !fl_compat_on())
 		return false;
 	q = rx->q ? rx->q : fl_rxq_get(rx->slot, rx->gen, true);
 	if (!q)
@@ -606,7 +606,7 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
-	if ((flags & MSG_OOB) && rx.compat) {
+	if ((flags & MSG_OOB) && rx.on) {
 		struct iovec v = { buf, len };
 		struct msghdr m = { .msg_name = addr, .msg_namelen = alen ? *alen : 0,
 				    .msg_iov = &v, .msg_iovlen = 1 };
