@@ -392,7 +392,10 @@ ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct s
 
 	fl_tx_urgent(e, flags);
 	tx = fl_batching(e);
-	/* On a connected TCP socket the address is ignored (or refused). */
+	/* On a connected TCP socket the address is ignored (or refused): the
+	 * call goes as it is, after what the buffer holds. */
+	if (tx && addr)
+		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_WRITE);
 	return fl_tx_done(e, fd, tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
 					       libc_sendto(fd, buf, len, flags, addr, alen), &c);
 }

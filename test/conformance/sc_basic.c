@@ -102,3 +102,32 @@ static int sc_waitall(int family)
 	return 0;
 }
 FL_SCENARIO("recv-waitall", FL_SC_REDIRECTS, sc_waitall)
+
+/* sendto() with an address on a connected socket: TCP ignores the address,
+ * and the bytes follow every byte written before. A small write the shim
+ * holds (its reader has unread bytes) must not be overtaken. */
+static int sc_sendto_address_after_small_write(int family)
+{
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof(peer);
+	unsigned char buf[111], want[111];
+	int c, s, ok;
+
+	if (fl_sc_pair(family, &c, &s) || fl_sc_warm(c, s) ||
+	    getpeername(c, (struct sockaddr *)&peer, &plen))
+		return -1;
+	memset(want, 'a', 100);
+	memset(want + 100, 'b', 10);
+	want[110] = 'C';
+	if (write(c, want, 100) != 100 || write(c, want + 100, 10) != 10)
+		return -1;
+	fl_trace("sendto(1 byte, the peer's address) -> %s",
+		 fl_ret(sendto(c, "C", 1, 0, (struct sockaddr *)&peer, plen)));
+	ok = recv(s, buf, sizeof(buf), MSG_WAITALL) == (ssize_t)sizeof(buf) &&
+	     !memcmp(buf, want, sizeof(buf));
+	fl_trace("111 bytes read in the order written: %s", ok ? "yes" : "no");
+	close(c);
+	close(s);
+	return 0;
+}
+FL_SCENARIO("io-sendto-address-after-small-write", FL_SC_REDIRECTS, sc_sendto_address_after_small_write)
