@@ -409,8 +409,9 @@ static int sc_peek_early(int family)
 	n = fl_sc_read_pattern(s, 0, 1500, 12, &bad);
 	fl_trace("read %zd, first wrong byte %lld", n, (long long)bad);
 
-	/* Everything sent so far was read: the next bytes may be redirected. */
-	if (sc_send_pattern(c, 1500, 2000, 12))
+	/* Everything sent so far was read: the next bytes may be redirected
+	 * (under deferred enrollment once the warm-up has enrolled both). */
+	if (fl_sc_warmup(c, s) || sc_send_pattern(c, 1500, 2000, 12))
 		return -1;
 	r = recv(s, buf, 2000, MSG_PEEK | MSG_WAITALL);
 	fl_trace("peek(2000, MSG_WAITALL) -> %s, bytes %s", fl_ret(r),
@@ -815,6 +816,10 @@ static int sc_waitall_early(int family)
 		size_t want = round ? 2000 : 3000;
 		uint64_t from = round ? 3000 : 0;
 
+		/* Round 1 is meant to be redirected: under deferred enrollment
+		 * the warm-up enrolls both ends first. */
+		if (round && fl_sc_warmup(c, s))
+			return -1;
 		sc_job_start(&w1, sc_writer_fn);
 		sc_job_start(&w2, sc_writer_fn);
 		sc_job_join(&w1);
