@@ -253,7 +253,7 @@ int fl_sc_warmup(int c, int s)
 	return fl_sc_warm_done(c, err);
 }
 
-int fl_sc_pair(int family, int *c, int *s)
+int fl_sc_pair_cold(int family, int *c, int *s)
 {
 	int port, l = fl_sc_listen(family, &port);
 
@@ -267,6 +267,13 @@ int fl_sc_pair(int family, int *c, int *s)
 			close(*c);
 		return -1;
 	}
+	return 0;
+}
+
+int fl_sc_pair(int family, int *c, int *s)
+{
+	if (fl_sc_pair_cold(family, c, s))
+		return -1;
 	if (fl_sc_warmup(*c, *s)) {
 		close(*c);
 		close(*s);

@@ -68,8 +68,12 @@ const char *fl_errname(int err);
 const char *fl_ret(ssize_t r);
 
 /* ---- setup */
-/* A connected pair over loopback: c from connect(), s from accept(). */
+/* A connected pair over loopback: c from connect(), s from accept(),
+ * warmed up (fl_sc_warmup below). */
 int fl_sc_pair(int family, int *c, int *s);
+/* The same without the warm-up: for a scenario about the threshold itself
+ * (a pending pair, bytes before enrollment), which moves its own bytes. */
+int fl_sc_pair_cold(int family, int *c, int *s);
 /*
  * The warm-up, for passes with deferred enrollment (FASTLOCAL_ENROLL_AFTER
  * > 0, the default 4096): run.sh sets FL_SC_WARMUP to the threshold, for
