@@ -76,6 +76,10 @@ size_t fl_t_enroll_after(void);
  * so both directions redirect from the next byte. Nothing with enrollment
  * at connect/accept (0). 0, or -1 if a byte was wrong or a call failed. */
 int fl_t_warmup(int c, int s);
+/* The same, one end's half, when the two ends are in two processes: the
+ * client writes the request and reads the answer, the server the other
+ * way round. */
+int fl_t_warmup_half(int fd, int client);
 
 /* fastlocal_enroll_fd, the shim's explicit enrollment, found with dlopen
  * (the preloaded copy when the program runs under the shim). NULL if the
