@@ -6,7 +6,7 @@
 # stays short: the default pass (conformance.sh) covers both families, and
 # conformance_lazy.sh takes IPv4.
 # fl-test-env: FASTLOCAL_ENROLL_AFTER=0
-# fl-test-weight: 40
+# fl-test-weight: 25
 # fl-test-timeout: 600
 FL_CONFORMANCE_LABEL="at-connect " FL_CONFORMANCE_FAMILIES=6 \
 	exec "$FL_TEST_TOP/test/conformance/run.sh" "$FL_TEST_BUILD"

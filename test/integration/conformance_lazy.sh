@@ -7,7 +7,7 @@
 # "Redirected something" is required as in every pass. IPv4 only, so that
 # make test stays short (conformance.sh covers both families).
 # fl-test-env: FASTLOCAL_ENROLL_AFTER=1
-# fl-test-weight: 40
+# fl-test-weight: 25
 # fl-test-timeout: 600
 FL_CONFORMANCE_LABEL="lazy " FL_CONFORMANCE_FAMILIES=4 \
 	exec "$FL_TEST_TOP/test/conformance/run.sh" "$FL_TEST_BUILD"
