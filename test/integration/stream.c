@@ -12,7 +12,7 @@
  * all this test grants deferred enrollment beyond what it grants a
  * connection enrolled at connect/accept.
  */
-/* fl-test-weight: 15 */
+/* fl-test-weight: 20 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
