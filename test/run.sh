@@ -88,8 +88,10 @@ stop_all() {
 	done
 }
 cleanup() {
-	for p in $pins; do
-		"$FL_TEST_CLI" unload --pin-dir "$p" >/dev/null 2>&1
+	# The slots' pin dirs, and any a killed conformance pass left for its
+	# shards (PIN_BASE-N-cK, test/conformance/run.sh).
+	for p in $pins "$PIN_BASE"-*-c*; do
+		[ -e "$p" ] && "$FL_TEST_CLI" unload --pin-dir "$p" >/dev/null 2>&1
 	done
 	rm -rf "$state"
 }
