@@ -145,11 +145,15 @@ fuzz: deps
 test-build: all $(UNIT_BINS) $(IT_BINS) $(BUILD)/conformance $(CONF_FUZZ)
 
 # Runs the whole suite on the normal build, then again under ASan/UBSan.
+# The second run happens even when the first failed (what fails under ASan
+# only is worth knowing as well); make test fails if either did.
 test: deps
 	@$(MAKE) --no-print-directory test-build
-	test/run.sh $(BUILD)
 	@$(MAKE) --no-print-directory SAN=1 test-build
-	test/run.sh build-san
+	@st=0; \
+	echo "test/run.sh $(BUILD)"; test/run.sh $(BUILD) || st=1; \
+	echo "test/run.sh build-san"; test/run.sh build-san || st=1; \
+	exit $$st
 
 # ---------------------------------------------------------------- demo/bench
 demo: deps

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 static struct fl_scenario *fl_sc_head;
@@ -146,35 +147,119 @@ int fl_sc_connect(int family, int port)
 	return c;
 }
 
-#define FL_SC_WARM_BYTES 8192
-
-#define FL_SC_WARM_SEED 0x5741524dULL /* "WARM" */
-
-static int fl_sc_warm_read(int fd)
+/*
+ * The warm-up (conformance.h). Its own I/O loops, not fl_sc_*_pattern:
+ * a scenario may warm up a non-blocking socket, so EAGAIN waits in poll
+ * (3 s at most: a stall fails the warm-up, it never hangs it).
+ */
+size_t fl_sc_warmup_bytes(void)
 {
-	int64_t bad;
+	static long n = -1;
+	const char *v;
 
-	return fl_sc_read_pattern(fd, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED, &bad) ==
-		       FL_SC_WARM_BYTES && bad < 0 ? 0 : -1;
+	if (n < 0) {
+		v = getenv("FL_SC_WARMUP");
+		n = v && *v ? strtol(v, NULL, 10) : 0;
+		if (n < 0 || n > (1L << 24))
+			n = 0;
+	}
+	return (size_t)n;
 }
 
-int fl_sc_warm_end(int fd)
+/* n bytes of the warm-up's pattern (seed) through fd: 0 or -1 (errno). */
+static int fl_sc_warm_io(int fd, int writing, size_t n, uint64_t seed)
 {
-	/* The write fits in the socket buffers: it cannot block. */
-	if (fl_sc_write_pattern(fd, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED))
-		return -1;
-	return fl_sc_warm_read(fd);
+	uint8_t buf[4096], want[4096];
+	size_t done = 0;
+
+	while (done < n) {
+		size_t k = n - done < sizeof(buf) ? n - done : sizeof(buf);
+		struct pollfd p = { .fd = fd, .events = writing ? POLLOUT : POLLIN };
+		ssize_t r;
+
+		if (writing) {
+			fl_sc_fill(buf, done, k, seed);
+			r = send(fd, buf, k, MSG_NOSIGNAL);
+		} else {
+			r = recv(fd, buf, k, 0);
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN) {
+			if (poll(&p, 1, 3000) != 1) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			continue;
+		}
+		if (r <= 0) {
+			if (!r)
+				errno = ECONNRESET; /* EOF in the middle: "reset" will do */
+			return -1;
+		}
+		if (!writing) {
+			fl_sc_fill(want, done, (size_t)r, seed);
+			if (memcmp(buf, want, (size_t)r)) {
+				errno = EILSEQ;
+				return -1;
+			}
+		}
+		done += (size_t)r;
+	}
+	return 0;
 }
 
-int fl_sc_warm(int a, int b)
+/*
+ * IMPORTANT: the request/answer round leaves both ends in TCP's interactive
+ * ("pingpong") mode, in which an ACK waits up to 40 ms for data to ride on;
+ * such a late ACK releases a segment held by MSG_MORE, TCP_CORK or Nagle,
+ * so plain TCP's own timing classes would change (measured: a MSG_MORE send
+ * became readable within 50 ms). A quick-ACK request leaves that mode.
+ */
+static int fl_sc_warm_done(int fd, int err)
 {
-	if (fl_sc_write_pattern(a, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED) ||
-	    fl_sc_write_pattern(b, 0, FL_SC_WARM_BYTES, FL_SC_WARM_SEED))
-		return -1;
-	return fl_sc_warm_read(b) || fl_sc_warm_read(a) ? -1 : 0;
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+	if (err)
+		fl_trace("warm-up failed: %s", fl_errname(errno));
+	return err ? -1 : 0;
 }
 
-int fl_sc_pair(int family, int *c, int *s)
+int fl_sc_warmup_client(int c)
+{
+	size_t n = fl_sc_warmup_bytes();
+
+	if (!n)
+		return 0;
+	return fl_sc_warm_done(c, fl_sc_warm_io(c, 1, n, 901) || fl_sc_warm_io(c, 0, n, 902));
+}
+
+int fl_sc_warmup_server(int s)
+{
+	size_t n = fl_sc_warmup_bytes();
+
+	if (!n)
+		return 0;
+	return fl_sc_warm_done(s, fl_sc_warm_io(s, 0, n, 901) || fl_sc_warm_io(s, 1, n, 902));
+}
+
+int fl_sc_warmup(int c, int s)
+{
+	size_t n = fl_sc_warmup_bytes();
+	int err;
+
+	if (!n)
+		return 0;
+	/* The two halves interleaved in one thread: the client's request,
+	 * the server's read of it, its answer, the client's read. */
+	err = fl_sc_warm_io(c, 1, n, 901) || fl_sc_warm_io(s, 0, n, 901) ||
+	      fl_sc_warm_io(s, 1, n, 902) || fl_sc_warm_io(c, 0, n, 902);
+	fl_sc_warm_done(s, 0);
+	return fl_sc_warm_done(c, err);
+}
+
+int fl_sc_pair_cold(int family, int *c, int *s)
 {
 	int port, l = fl_sc_listen(family, &port);
 
@@ -186,6 +271,18 @@ int fl_sc_pair(int family, int *c, int *s)
 	if (*s < 0) {
 		if (*c >= 0)
 			close(*c);
+		return -1;
+	}
+	return 0;
+}
+
+int fl_sc_pair(int family, int *c, int *s)
+{
+	if (fl_sc_pair_cold(family, c, s))
+		return -1;
+	if (fl_sc_warmup(*c, *s)) {
+		close(*c);
+		close(*s);
 		return -1;
 	}
 	return 0;

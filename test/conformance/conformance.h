@@ -73,20 +73,33 @@ const char *fl_errname(int err);
 const char *fl_ret(ssize_t r);
 
 /* ---- setup */
-/* A connected pair over loopback: c from connect(), s from accept(). */
+/* A connected pair over loopback: c from connect(), s from accept(),
+ * warmed up (fl_sc_warmup below). */
 int fl_sc_pair(int family, int *c, int *s);
+/* The same without the warm-up: for a scenario about the threshold itself
+ * (a pending pair, bytes before enrollment), which moves its own bytes. */
+int fl_sc_pair_cold(int family, int *c, int *s);
 /*
- * Warms a connection up: each end writes 8 KiB and reads its peer's 8 KiB
- * back, so that under the shim both ends have moved more than the default
- * enroll threshold (FASTLOCAL_ENROLL_AFTER, 4096 bytes) and, if their peer
- * enrolled too, joined the sockhash before the scenario proper starts. It
- * prints nothing, so plain TCP and the shim trace the same. fl_sc_warm does
- * both ends in this process; fl_sc_warm_end one end, for scenarios whose
- * ends live in two processes. 0 or -1.
+ * The warm-up, for passes with deferred enrollment (FASTLOCAL_ENROLL_AFTER
+ * > 0, the default 4096): run.sh sets FL_SC_WARMUP to the threshold, for
+ * the plain run and the shim run alike. One request/answer round of that
+ * many bytes each way, read whole: each end moves past the threshold over
+ * TCP, so both enroll (the client joins on its read of the answer), and
+ * nothing is left unread, so both directions' gates are open and the
+ * scenario's own bytes are the first that can be redirected. Nothing is
+ * traced unless it fails, so traces do not change. With FL_SC_WARMUP unset
+ * or 0 it does nothing: the scenario meets enrollment at connect/accept
+ * (FASTLOCAL_ENROLL_AFTER=0) exactly as written.
+ *
+ * fl_sc_pair does it. A scenario that makes its connection otherwise calls
+ * fl_sc_warmup(c, s) once the pair is connected, before the I/O it is
+ * about, or each end its half (fl_sc_warmup_client/_server) when the ends
+ * are in different processes. Blocking or not, 0 or -1 (traced).
  */
-int fl_sc_warm(int a, int b);
-int fl_sc_warm_end(int fd);
-
+size_t fl_sc_warmup_bytes(void);
+int fl_sc_warmup(int c, int s);
+int fl_sc_warmup_client(int c);
+int fl_sc_warmup_server(int s);
 /* A listener on loopback; *port gets its port. */
 int fl_sc_listen(int family, int *port);
 int fl_sc_connect(int family, int port);

@@ -77,7 +77,6 @@ static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int 
 		fprintf(stderr, "cannot become nobody: %s\n", strerror(errno));
 		_exit(126);
 	}
-	setenv("FASTLOCAL_ENROLL_AFTER", "0", 1);
 	if (fl_child_pins)
 		setenv("FASTLOCAL_PIN_DIR", fl_child_pins, 1);
 	unsetenv("FASTLOCAL_ADOPT");
@@ -652,7 +651,9 @@ static int test_root_socket_refused(void)
 	int u[2];
 	pid_t pid;
 
-	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &fl_root_c, &fl_root_s) == 0, "no root pair");
+	/* Enrolled by its first bytes (the warm-up), as a root program's is. */
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &fl_root_c, &fl_root_s) == 0 &&
+		   fl_t_warmup(fl_root_c, fl_root_s) == 0, "no root pair");
 	/* Root itself may ask about any socket: the control for EPERM below. */
 	FL_T_CHECK(fl_ask(FL_BROKER_ADOPT, fl_root_s, 0, &rep, NULL) == 0 && FL_SLOT_DOM(rep.slot) == 0,
 		   "root's accepted socket is not enrolled in domain 0 (broker says %d)", rep.err);

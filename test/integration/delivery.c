@@ -5,6 +5,8 @@
  *
  * A plain socket program run under the shim. Cases that need another
  * configuration or a process that dies re-run this binary as a child.
+ * Delivery is the redirect path's: every connection is warmed up first
+ * (fl_t_warmup), which enrolls it in the default configuration.
  */
 #include <errno.h>
 #include <poll.h>
@@ -53,6 +55,19 @@ static int fl_read_all(int fd, void *p, size_t n)
 			return -1;
 		c += r;
 		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* A loopback pair, warmed up: both ends enrolled, both ways redirecting. */
+static int fl_pair(int family, int *c, int *s)
+{
+	if (fl_t_tcp_pair(family, c, s))
+		return -1;
+	if (fl_t_warmup(*c, *s)) {
+		close(*c);
+		close(*s);
+		return -1;
 	}
 	return 0;
 }
@@ -106,7 +121,7 @@ static int test_lone_small_write_arrives_within_5ms(void)
 	pthread_t th;
 	int c, s, i, ok = 1;
 
-	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	FL_T_CHECK(fl_pair(AF_INET, &c, &s) == 0, "no pair");
 	x.fd = c;
 	pthread_create(&th, NULL, fl_lone_writer, &x);
 	for (i = 0; i < 1000 && ok; i++) {
@@ -148,7 +163,7 @@ static int fl_rr_child(void)
 	double worst = 0, t0, t;
 	int c, s, i;
 
-	if (fl_t_tcp_pair(AF_INET, &c, &s))
+	if (fl_pair(AF_INET, &c, &s))
 		return 2;
 	for (i = 0; i < 2000; i++) {
 		size_t n = 1 + (size_t)(i * 37) % 512;
@@ -183,7 +198,7 @@ static int test_cork_holds_until_uncork(void)
 	int c, s, on = 1, off = 0;
 	char buf[64];
 
-	FL_T_CHECK(fl_t_tcp_pair(AF_INET6, &c, &s) == 0, "no pair");
+	FL_T_CHECK(fl_pair(AF_INET6, &c, &s) == 0, "no pair");
 	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
 	FL_T_CHECK(!fl_write_all(c, "one,", 4, 0) && !fl_write_all(c, "two,", 4, 0) &&
 		   !fl_write_all(c, "three", 5, 0), "writes");
@@ -202,7 +217,7 @@ static int test_msg_more_then_send_arrive_together(void)
 	int c, s;
 	char buf[64];
 
-	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	FL_T_CHECK(fl_pair(AF_INET, &c, &s) == 0, "no pair");
 	FL_T_CHECK(!fl_write_all(c, "head|", 5, MSG_MORE), "send with MSG_MORE");
 	FL_T_CHECK(!fl_readable_within(s, 20), "MSG_MORE bytes went alone");
 	FL_T_CHECK(!fl_write_all(c, "tail", 4, 0), "send");
@@ -224,7 +239,7 @@ static int fl_count_messages(int nodelay, uint64_t *msgs)
 	uint64_t m0 = fl_t_status_u64("redirected_msgs");
 	int c, s, i, one = 1;
 
-	if (fl_t_tcp_pair(AF_INET, &c, &s))
+	if (fl_pair(AF_INET, &c, &s))
 		return -1;
 	if (nodelay)
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -268,7 +283,7 @@ static int test_stdio_and_write_keep_their_order(void)
 	FILE *f;
 	int c, s, i;
 
-	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	FL_T_CHECK(fl_pair(AF_INET, &c, &s) == 0, "no pair");
 	f = fdopen(dup(c), "w");
 	FL_T_CHECK(f, "fdopen");
 	for (i = 0; i < 1000; i++) {
@@ -302,13 +317,16 @@ static int fl_leaver_child(const char *how, int port)
 	if (fl_t_sockaddr(AF_INET, NULL, (uint16_t)port, &ss, &len))
 		return 2;
 	c = socket(AF_INET, SOCK_STREAM, 0);
-	if (c < 0 || connect(c, (struct sockaddr *)&ss, len))
+	if (c < 0 || connect(c, (struct sockaddr *)&ss, len) || fl_t_warmup_half(c, 1))
 		return 2;
 	memset(first, 'f', sizeof(first));
 	memcpy(lone, "lone-bytes", 10);
-	/* Let the server (enrolled at accept) catch up, so that the writes
-	 * are redirected and the second one is buffered. */
-	usleep(20 * 1000);
+	/* A round trip first: whichever end enrolled first waits outside the
+	 * sockhash until its next call after the other enrolled (design.md,
+	 * "Joining"), so that the writes below are redirected and the second
+	 * one is buffered. */
+	if (fl_read_all(c, first, 2) || fl_write_all(c, "ok", 2, 0) || fl_read_all(c, first, 2))
+		return 2;
 	if (fl_write_all(c, first, sizeof(first), 0) || fl_write_all(c, lone, sizeof(lone), 0))
 		return 2;
 	if (!strcmp(how, "exit"))
@@ -345,7 +363,9 @@ static int fl_leave(const char *how)
 	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	FL_T_CHECK(fl_t_sh("'%s' leaver %s %d &", fl_self, how, port) == 0, "spawn");
 	s = accept(l, NULL, NULL);
-	FL_T_CHECK(s >= 0, "accept");
+	FL_T_CHECK(s >= 0 && fl_t_warmup_half(s, 0) == 0, "accept and warm-up");
+	FL_T_CHECK(fl_write_all(s, "hi", 2, 0) == 0 && fl_read_all(s, buf, 2) == 0 &&
+		   fl_write_all(s, "go", 2, 0) == 0, "the round trip before the test failed");
 	while ((r = read(s, buf + got, sizeof(buf) - got)) > 0)
 		got += (size_t)r;
 	FL_T_CHECK(r == 0, "read failed: %s", strerror(errno));
@@ -401,7 +421,7 @@ static int test_threads_never_stall(void)
 	double t0 = fl_t_now();
 	long n;
 
-	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
+	FL_T_CHECK(fl_pair(AF_INET, &c, &s) == 0, "no pair");
 	for (i = 0; i < WRITERS; i++) {
 		w[i] = (struct fl_rec_writer){ .fd = c, .id = i };
 		pthread_create(&th[i], NULL, fl_rec_write, &w[i]);

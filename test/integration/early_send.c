@@ -11,7 +11,14 @@
  * every A over TCP, every B, C and answer redirected. A last variant writes
  * B right after accept(), before the server reads A: only the gate keeps B
  * from overtaking A there.
+ *
+ * With enrollment at connect/accept: the client is enrolled when it writes
+ * A, which is what makes A's bytes "not_enrolled" and the answer's
+ * "peer_not_enrolled", counted exactly below. Deferred enrollment (the
+ * default) crosses the same gate later, with bytes already read: that is
+ * lazy_enroll.c's and the conformance passes' (conformance.sh, _lazy.sh).
  */
+/* fl-test-env: FASTLOCAL_ENROLL_AFTER=0 */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -6,7 +6,15 @@
  *
  * Runs with the shim preloaded. Cases that need a different environment
  * (FASTLOCAL=0, no pins) run fl-stream as a child, which inherits the preload.
+ *
+ * With enrollment at connect/accept: each reason is produced at the moment
+ * of enrollment, most of them through the explicit fastlocal_enroll_fd()
+ * on a socket the shim has just enrolled or refused, and some are bytes
+ * sent before accept() (not_enrolled, ordering_gate), which only that mode
+ * has. Which reasons deferred enrollment (the default) reaches, and how it
+ * counts them, is not covered here yet.
  */
+/* fl-test-env: FASTLOCAL_ENROLL_AFTER=0 */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

@@ -5,6 +5,9 @@
 # byte-exact, and haproxy must really have spliced out of enrolled sockets.
 # splice-request/-response are set too: with splice-auto alone haproxy 2.6
 # chose not to splice this transfer at all, which would test nothing.
+# (The transfer takes about a second, under ASan a few: a stall shows in
+# two minutes rather than the default five.)
+# fl-test-timeout: 120
 . "$FL_TEST_TOP/test/lib/fltest.sh"
 
 B=$FL_TEST_BUILD

@@ -6,8 +6,9 @@
  * every byte exact and in order, and the ordering gate opening in both
  * directions (the bytes read before enrollment are counted exactly).
  *
- * test/run.sh exports FASTLOCAL_ENROLL_AFTER=0 for the other tests; this
- * one runs itself again with the default before the shim reads it.
+ * test/run.sh runs it in the default configuration; run by hand with
+ * FASTLOCAL_ENROLL_AFTER set, it runs itself again without it before the
+ * shim reads it, so that it always tests the default.
  */
 #include <errno.h>
 #include <pthread.h>

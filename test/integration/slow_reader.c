@@ -14,8 +14,10 @@
  * whole host, not per namespace, so the memory check is made against a
  * baseline taken just before the stream, and the bytes in flight between
  * the application's writer and reader are checked as well (exact, this
- * test's own).
+ * test's own). That figure is host-wide: another test streaming at the
+ * same time would add its own memory, so this one runs alone.
  */
+/* fl-test-alone: checks /proc/net/sockstat TCP memory, which is host-wide */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -125,6 +127,9 @@ static int fl_pair(struct fl_fds *f, int rcvbuf, int *client, int *server)
 		   strerror(errno));
 	*server = fl_keep(f, accept4(lfd, NULL, NULL, SOCK_CLOEXEC));
 	FL_T_CHECK(*server >= 0, "accept: %s", strerror(errno));
+	/* Flow control is the redirect path's: the warm-up enrolls both ends
+	 * (in the default configuration, once they have moved 4096 bytes). */
+	FL_T_CHECK(fl_t_warmup(*client, *server) == 0, "warm-up");
 	return 0;
 }
 

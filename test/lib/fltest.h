@@ -64,6 +64,23 @@ int fl_t_sockaddr(int family, const char *addr, uint16_t port, struct sockaddr_s
  * connect(), *server from accept(). 0 or -1. */
 int fl_t_tcp_pair(int family, int *client, int *server);
 
+/* FASTLOCAL_ENROLL_AFTER as the shim of this test sees it (4096 unless set;
+ * test/run.sh reads no configuration file). */
+size_t fl_t_enroll_after(void);
+
+/* The warm-up of a fresh connected pair, for a test about what an enrolled
+ * connection does: one request of fl_t_enroll_after() bytes from client to
+ * server and one answer back, each read whole. Under deferred enrollment
+ * (the default) both ends then move past the threshold over TCP and enroll
+ * (the client joins on its read of the answer), and nothing is left unread,
+ * so both directions redirect from the next byte. Nothing with enrollment
+ * at connect/accept (0). 0, or -1 if a byte was wrong or a call failed. */
+int fl_t_warmup(int c, int s);
+/* The same, one end's half, when the two ends are in two processes: the
+ * client writes the request and reads the answer, the server the other
+ * way round. */
+int fl_t_warmup_half(int fd, int client);
+
 /* fastlocal_enroll_fd, the shim's explicit enrollment, found with dlopen
  * (the preloaded copy when the program runs under the shim). NULL if the
  * shim cannot be loaded. */
