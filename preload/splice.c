@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "compat.h"
 #include "libc.h"
@@ -35,6 +36,8 @@
  */
 static pthread_mutex_t fl_ip_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fl_ip_r = -1, fl_ip_w = -1;
+static dev_t fl_ip_dev; /* the pipe's inode, to know the fds still name it */
+static ino_t fl_ip_ino;
 static uint8_t fl_ip_scratch[FL_SPLICE_CHUNK];
 static pthread_once_t fl_ip_once = PTHREAD_ONCE_INIT;
 
@@ -185,11 +188,22 @@ static ssize_t fl_pipe_put_once(int fd, const void *buf, size_t n, bool *ok)
 	return m;
 }
 
+/* True if fd is still the internal pipe. IMPORTANT: an fd the application
+ * closed behind the shim's back (a raw close_range syscall) may name one of
+ * its own files now, and bytes written there would corrupt it. */
+static bool fl_ip_ours(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISFIFO(st.st_mode) && st.st_dev == fl_ip_dev &&
+	       st.st_ino == fl_ip_ino;
+}
+
 /* Puts up to n bytes into pipe fd without waiting: see fl_pipe_put_via. */
 static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 {
-	int fd = *(int *)ctx, p[2];
-	bool broken, ok;
+	int fd = *(int *)ctx, p[2] = { -1, -1 };
+	bool broken, ok, ours_r, ours_w;
 	ssize_t m;
 
 	pthread_once(&fl_ip_once, fl_ip_init);
@@ -201,8 +215,29 @@ static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 		 * holder never blocks). */
 		pthread_mutex_lock(&fl_ip_lock);
 	}
+	if (fl_ip_w >= 0) {
+		ours_r = fl_ip_ours(fl_own_fd_get(&fl_ip_r));
+		ours_w = fl_ip_ours(fl_own_fd_get(&fl_ip_w));
+		if (!ours_r || !ours_w) {
+			/* An end that is not ours any more is forgotten, never
+			 * closed; the pipe is made anew. */
+			if (!ours_r)
+				fl_ip_r = -1;
+			if (!ours_w)
+				fl_ip_w = -1;
+			fl_own_fd_drop(&fl_ip_r);
+			fl_own_fd_drop(&fl_ip_w);
+		}
+	}
 	if (fl_ip_w < 0) {
-		if (pipe2(p, O_NONBLOCK | O_CLOEXEC)) {
+		struct stat st;
+
+		if (!pipe2(p, O_NONBLOCK | O_CLOEXEC) && fstat(p[0], &st)) {
+			libc_close(p[0]);
+			libc_close(p[1]);
+			p[0] = -1;
+		}
+		if (p[0] < 0) {
 			pthread_mutex_unlock(&fl_ip_lock);
 			/* IMPORTANT: no fd left for a pipe (EMFILE). The caller
 			 * saw a free slot a moment ago, and one page takes one
@@ -211,6 +246,8 @@ static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 			 * only for this case. */
 			return libc_write(fd, buf, n < 4096 ? n : 4096);
 		}
+		fl_ip_dev = st.st_dev;
+		fl_ip_ino = st.st_ino;
 		fl_ip_r = p[0];
 		fl_ip_w = p[1];
 		fl_own_fd_take(&fl_ip_r);
