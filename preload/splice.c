@@ -335,6 +335,8 @@ ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
 		if (r <= 0)
 			return r;
 		m = fl_pipe_put(&fd_out, buf, (size_t)r);
+		if (m == 0)
+			errno = EAGAIN, m = -1; /* never a 0, which would mean EOF */
 		if (m < 0) {
 			if (errno == EAGAIN && !pipe_nb)
 				continue;
