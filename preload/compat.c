@@ -23,8 +23,6 @@
 #include "tcp_diag.h"
 #include "tx.h"
 
-#define FL_SPLICE_CHUNK (64 << 10)
-
 bool fl_compat_on(void)
 {
 	return fl_config()->compat;
@@ -362,67 +360,6 @@ void fl_compat_after_reset(int fd, ssize_t r)
 		return;
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
 	errno = saved;
-}
-
-/* ------------------------------------------------------------- splice */
-
-ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
-			    unsigned int flags)
-{
-	char buf[FL_SPLICE_CHUNK];
-	int cap, used = 0, room, nonblock = flags & SPLICE_F_NONBLOCK, pfl;
-	struct pollfd p = { .fd = fd_out, .events = POLLOUT };
-	struct fl_retry start;
-	ssize_t r, w, done = 0;
-
-	fl_retry_init(&start);
-	/* Take only what the pipe can hold now: a byte read from the socket
-	 * must never be left with nowhere to go. */
-	pfl = libc_fcntl(fd_out, F_GETFL, NULL);
-	if (pfl >= 0 && (pfl & O_NONBLOCK))
-		nonblock = 1;
-	for (;;) {
-		cap = libc_fcntl(fd_out, F_GETPIPE_SZ, NULL);
-		if (cap < 0)
-			return -1; /* not a pipe: EBADF/EINVAL as splice would say */
-		if (libc_ioctl(fd_out, FIONREAD, &used))
-			used = 0;
-		room = cap - used;
-		if (room > 0)
-			break;
-		if (nonblock) {
-			errno = EAGAIN;
-			return -1;
-		}
-		if (libc_poll(&p, 1, -1) < 0)
-			return -1;
-	}
-	if (len > (size_t)room)
-		len = (size_t)room;
-	if (len > sizeof(buf))
-		len = sizeof(buf);
-	do
-		r = fl_rxq_active(q) ? fl_rxq_recv(fd_in, q, buf, len, nonblock ? MSG_DONTWAIT : 0) :
-				       libc_recv(fd_in, buf, len, nonblock ? MSG_DONTWAIT : 0);
-	while (r < 0 && errno == EAGAIN && !nonblock && fl_compat_retry_eagain(fd_in, 0, &start));
-	if (r <= 0)
-		return r;
-	while (done < r) {
-		w = libc_write(fd_out, buf + done, (size_t)(r - done));
-		if (w < 0 && (errno == EINTR || errno == EAGAIN)) {
-			/* Someone else filled the pipe meanwhile: wait, the bytes
-			 * are ours to deliver. */
-			libc_poll(&p, 1, 100);
-			continue;
-		}
-		if (w <= 0) {
-			fl_log(FL_LOG_ERROR, "splice: %zd bytes read from fd %d could not be written "
-			       "to pipe %d: %s", r - done, fd_in, fd_out, strerror(errno));
-			return done ? done : -1;
-		}
-		done += w;
-	}
-	return r;
 }
 
 /* ------------------------------------------------------------- close */

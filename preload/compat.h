@@ -71,11 +71,7 @@ ssize_t fl_compat_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, s
  * and SO_ERROR keeps it); TCP reports it once. Consumes it. */
 void fl_compat_after_reset(int fd, ssize_t r);
 
-/* splice(socket -> pipe) (trap 6): splice sees only TCP's queue. Reads the
- * socket (both queues, in order) and writes into the pipe what it can take. */
-struct fl_rxq;
-ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
-			    unsigned int flags);
+/* splice(socket -> pipe) (trap 6): splice.h. */
 
 /* close() of the last copy of a socket with redirected bytes unread (trap
  * 2): TCP would reset the connection; arranges for close() to do so. */

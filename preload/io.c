@@ -37,6 +37,7 @@
 #include "compat.h"
 #include "rxq.h"
 #include "slot.h"
+#include "splice.h"
 #include "throttle.h"
 #include "tx.h"
 
@@ -480,12 +481,18 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 	ssize_t n;
 
 	fl_rx_begin(fd_in, &rx);
-	if (rx.on && !off_in && fl_compat_on()) {
+	if (rx.on && fl_compat_on()) {
 		/* splice() from a socket reads only TCP's queue, never the
-		 * redirected one (trap 6): read it ourselves, in order. */
-		n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
-		if (n > 0)
-			fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
+		 * redirected one (trap 6): move the bytes ourselves, in order
+		 * (splice.h). A call that fails before it reads (offsets, not
+		 * a pipe...) goes to the kernel as it is. */
+		if (fl_splice_reads(off_in, fd_out, off_out, len, flags)) {
+			n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
+			if (n > 0)
+				fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
+		} else {
+			n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
+		}
 		fl_rx_end(&rx, n, 0);
 		return n;
 	}

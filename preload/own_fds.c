@@ -8,7 +8,8 @@
 
 #include "libc.h"
 
-#define FL_OWN_FDS_MAX 8
+/* The maps (4), the log, the netlink socket, splice.c's pipe (2), and room. */
+#define FL_OWN_FDS_MAX 16
 
 /*
  * Owned by this file: the addresses of the variables that hold the shim's

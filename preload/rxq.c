@@ -235,13 +235,47 @@ ssize_t fl_rxq_recv(int fd, struct fl_rxq *q, void *buf, size_t len, int flags)
 		else if (!take)
 			r = k;
 	}
-	if (r > 0) {
-		pthread_mutex_lock(&q->lock);
-		if (q->peek_off >= 0)
-			q->peek_off = q->peek_off > (int)r ? q->peek_off - (int)r : 0;
-		pthread_mutex_unlock(&q->lock);
-	}
+	if (r > 0)
+		fl_rxq_read_done(q, (size_t)r);
 	return r;
+}
+
+/* Called with q->lock held: n bytes were read, the peek offset moves back. */
+static void fl_rxq_read_done_locked(struct fl_rxq *q, size_t n)
+{
+	if (q->peek_off >= 0)
+		q->peek_off = (size_t)q->peek_off > n ? q->peek_off - (int)n : 0;
+}
+
+void fl_rxq_read_done(struct fl_rxq *q, size_t n)
+{
+	pthread_mutex_lock(&q->lock);
+	fl_rxq_read_done_locked(q, n);
+	pthread_mutex_unlock(&q->lock);
+}
+
+ssize_t fl_rxq_give(struct fl_rxq *q, size_t len, fl_rxq_put_fn put, void *ctx)
+{
+	size_t held;
+	ssize_t took = 0;
+
+	pthread_mutex_lock(&q->lock);
+	held = q->len - q->off;
+	if (held) {
+		took = put(ctx, q->buf + q->off, len < held ? len : held);
+		if (took > 0) {
+			q->off += (size_t)took;
+			if (q->off == q->len) {
+				free(q->buf);
+				q->buf = NULL;
+				q->off = 0;
+				__atomic_store_n(&q->len, 0, __ATOMIC_RELEASE);
+			}
+			fl_rxq_read_done_locked(q, (size_t)took);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return took;
 }
 
 void fl_rxq_set_peek_off(struct fl_rxq *q, int v)

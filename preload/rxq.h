@@ -54,6 +54,16 @@ ssize_t fl_rxq_recv_oob(int fd, struct fl_rxq *q, struct msghdr *msg, int flags)
  * and the application's setsockopt is taken here (true: handled). */
 bool fl_rxq_inline_forced(struct fl_rxq *q);
 bool fl_rxq_set_oobinline(struct fl_rxq *q, int on);
+/* n bytes of the socket were read past q (a splice): the emulated peek
+ * offset moves back by as much, as after a read. */
+void fl_rxq_read_done(struct fl_rxq *q, size_t n);
+
+/* Hands up to len held bytes, oldest first, to put (which returns how many
+ * it took, or -1 with errno) and drops those it took; the held bytes stay
+ * locked meanwhile, so no read overtakes them. Returns what put returned,
+ * or 0 if nothing is held. */
+typedef ssize_t (*fl_rxq_put_fn)(void *ctx, const void *p, size_t n);
+ssize_t fl_rxq_give(struct fl_rxq *q, size_t len, fl_rxq_put_fn put, void *ctx);
 
 /* SO_PEEK_OFF, emulated: set (v < 0 disables) and read back. */
 void fl_rxq_set_peek_off(struct fl_rxq *q, int v);
