@@ -149,20 +149,18 @@ static void fl_ustat_own(const struct fl_maps *m, enum fl_ustat idx)
  * from here there is no telling them from a reader the shim cannot see;
  * so the check runs only without them. A writer comes out within
  * microseconds unless TCP's buffer is full, a reader only with data:
- * bounded at about half a millisecond, then the caller tries again later.
+ * bounded at 32 yields (tens of microseconds, longer only when the CPU is
+ * busy with the very calls waited for), then the caller tries again soon.
  */
+#define FL_READY_RETRY_US 100u
 static bool fl_enroll_drain(struct fl_fd *e)
 {
-	struct timespec pause = { 0, 20000 };
 	int i;
 
-	for (i = 0; i < 24; i++) {
+	for (i = 0; i < 32; i++) {
 		if (!__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST))
 			return true;
-		if (i < 16)
-			sched_yield();
-		else
-			nanosleep(&pause, NULL);
+		sched_yield();
 	}
 	return !__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST);
 }
@@ -248,8 +246,11 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
 	if (__atomic_load_n(&e->pend_readers, __ATOMIC_SEQ_CST) || !fl_enroll_drain(e)) {
-		/* Not asked: the last call out asks, whatever the backoff. */
+		/* Not asked: the last call out asks, whatever the backoff, and
+		 * any call does again soon: our own calls come and go quickly,
+		 * so this is no reason to back off (only a stranger is). */
 		__atomic_fetch_or(&e->flags, FL_FDF_READY_WANTED, __ATOMIC_RELAXED);
+		fl_fd_retry_soon(e, FL_READY_RETRY_US);
 		__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
 		errno = saved;
 		return;
@@ -440,7 +441,7 @@ void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n)
 		/* It enrolled while this read was in flight: the last such
 		 * read out asks whether redirects into it are safe now. */
 		f = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
-		if ((f & FL_FDF_RX_READY) || __atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST))
+		if (f & FL_FDF_RX_READY)
 			return;
 		saved = errno;
 		fl_enroll_check_ready(fd, e);

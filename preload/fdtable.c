@@ -65,14 +65,41 @@ void fl_fd_forget_socket(int fd)
 		fl_tx_release(tx, fd);
 }
 
+/*
+ * A pending copy of a socket was closed: the other copies may be alone with
+ * their socket now, and enrollment, put off while another fd held it, is
+ * due again at their next call rather than at the next backoff point. Which
+ * entries are copies of the same socket is not recorded; every pending one
+ * marked FL_FDF_DUP is asked (one getsockopt each, at its next call). Only
+ * after a copy closes, so never on an ordinary close.
+ */
+static void fl_fd_dup_closed(void)
+{
+	int ch, i;
+
+	for (ch = 0; ch < FL_CHUNKS; ch++) {
+		struct fl_fd *c = __atomic_load_n(&fl_chunks[ch], __ATOMIC_ACQUIRE);
+
+		for (i = 0; c && i < FL_CHUNK_SIZE; i++)
+			if ((__atomic_load_n(&c[i].flags, __ATOMIC_RELAXED) & FL_FDF_DUP) &&
+			    fl_fd_state(&c[i]) == FL_FD_PENDING)
+				fl_fd_retry_reset(&c[i]);
+	}
+}
+
 void fl_fd_clear(int fd)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
+	bool dup;
 
 	if (!e)
 		return;
+	dup = (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_DUP) &&
+	      fl_fd_state(e) == FL_FD_PENDING;
 	fl_fd_forget_socket(fd);
 	__atomic_store_n(&e->flags, 0, __ATOMIC_RELAXED);
+	if (dup)
+		fl_fd_dup_closed();
 }
 
 void fl_fd_clear_range(unsigned int first, unsigned int last)
@@ -141,6 +168,8 @@ void fl_fd_copy(int oldfd, int newfd)
 	dst->tx = state == FL_FD_ENROLLED ? src->tx : NULL;
 	if (dst->tx)
 		fl_tx_hold(dst->tx);
+	if (state == FL_FD_PENDING)
+		__atomic_fetch_or(&src->flags, FL_FDF_DUP, __ATOMIC_RELAXED);
 	__atomic_store_n(&dst->flags, __atomic_load_n(&src->flags, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&dst->state, state, __ATOMIC_RELEASE);

@@ -38,6 +38,9 @@ enum fl_fd_state {
 				     * its send buffer, once it has one, never holds */
 #define FL_FDF_STDIO_READ (1u << 7) /* read through a stdio FILE (fdopen "r" or
 				     * "+"): never enrolled (sock_calls.c) */
+#define FL_FDF_DUP        (1u << 8) /* a pending fd that was copied (dup and
+				     * friends), or such a copy: its close may
+				     * leave the other one alone (fl_fd_clear) */
 
 struct fl_tx;
 
@@ -85,13 +88,13 @@ static inline uint32_t fl_fd_state(const struct fl_fd *e)
  * True when a check put off on this fd is due again (is the peer enrolled
  * yet? does anyone else hold the socket?): at the next FL_RETRY_FREE calls
  * after a reset (the answer usually changes within a round trip), then
- * after 50 us, 100 us, 200 us, ... at most every 100 ms, so that a check
+ * after 50 us, 100 us, 200 us, ... at most every 10 ms, so that a check
  * that keeps failing costs almost nothing. Racing threads at worst both
  * check. retry_gap_us below FL_RETRY_FREE counts the free checks.
  */
 #define FL_RETRY_FREE   3u
 #define FL_RETRY_MIN_US 50u
-#define FL_RETRY_MAX_US 100000u
+#define FL_RETRY_MAX_US 10000u
 
 static inline uint32_t fl_fd_now_us(void)
 {
@@ -120,6 +123,14 @@ static inline bool fl_fd_retry_due(struct fl_fd *e)
 	__atomic_store_n(&e->retry_gap_us, gap, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->retry_at_us, now + gap, __ATOMIC_RELAXED);
 	return true;
+}
+
+/* The next check is due in us microseconds, and the backoff starts over
+ * (a check that failed for a reason that passes quickly). */
+static inline void fl_fd_retry_soon(struct fl_fd *e, uint32_t us)
+{
+	__atomic_store_n(&e->retry_gap_us, FL_RETRY_FREE, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->retry_at_us, fl_fd_now_us() + us, __ATOMIC_RELAXED);
 }
 
 static inline void fl_fd_retry_reset(struct fl_fd *e)

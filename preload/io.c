@@ -136,9 +136,9 @@ static struct fl_fd *fl_tracked_slow(int fd, struct fl_fd *e, uint32_t st, size_
 			continue;
 		}
 		if (st == FL_FD_ENROLLED) {
-			/* Not safe to redirect into yet: ask again, when due and
-			 * when no call of ours is inside the kernel on it. */
-			if (!__atomic_load_n(&e->inflight, __ATOMIC_SEQ_CST) && fl_fd_retry_due(e))
+			/* Not safe to redirect into yet: ask again when due (the
+			 * check waits a moment for our calls in the kernel). */
+			if (fl_fd_retry_due(e))
 				fl_enroll_check_ready(fd, e);
 			if (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RX_READY) {
 				*st_out = FL_FD_ENROLLED;
