@@ -27,7 +27,12 @@
 #                 through the explicit fastlocal_enroll_fd() on a socket
 #                 the shim enrolls at once, and the before-accept reasons;
 #   conformance_connect.sh  the conformance suite in that mode, an extra
-#                 pass beside the default one (conformance.sh).
+#                 pass beside the default one (conformance.sh);
+#   containers.c, netns.c  pairing across namespaces proved by exact
+#                 counts of redirected bytes and Tcp OutSegs, which need
+#                 both ends in the sockhash from the first byte (a
+#                 threaded stream's start in the default configuration is
+#                 stream.c's and lifecycle.c's).
 # Every other test runs in the default configuration, where a connection
 # enrolls once it has moved FASTLOCAL_ENROLL_AFTER (4096) bytes.
 #

@@ -30,6 +30,13 @@
  * grows by thousands); a pairing that crosses the two hosts delivers the
  * other pattern (byte check) or pairs with a socket that never enrolled.
  */
+/* fl-test-env: FASTLOCAL_ENROLL_AFTER=0 */
+/* (Enrollment at connect/accept: this test proves pairing across
+ * namespaces, the key, the nonce, isolation, by exact counts of redirected
+ * bytes and of Tcp OutSegs, which need both ends in the sockhash from the
+ * first byte. A threaded stream's start in the default configuration is
+ * stream.c's and lifecycle.c's.)
+ */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

@@ -124,9 +124,11 @@ run_debug_sets_the_environment() {
 		t_fail "run --help does not describe --debug"
 }
 
-# With run --debug a fallback's debug line names the application's call.
+# With run --debug a fallback's debug line names the application's call:
+# connect() and accept4() when connections enroll there (by default it is
+# the first read or write past the threshold).
 debug_fallback_carries_the_caller() {
-	stream -- --debug --pin-dir "$NOTHING" || return 1
+	stream FASTLOCAL_ENROLL_AFTER=0 -- --debug --pin-dir "$NOTHING" || return 1
 	grep -q 'stays on TCP: fastlocal is not loaded; called from connect() <- .*fl_t_tcp_pairs+0x[0-9a-f]* (fl-stream) <- .*main+0x[0-9a-f]* (fl-stream)' "$T_TMP/err" ||
 		t_fail "no fallback line with the caller: $(head -c 600 "$T_TMP/err")" || return 1
 	grep -q 'called from accept4() <- ' "$T_TMP/err" || t_fail "the accept side has no caller"

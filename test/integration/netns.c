@@ -23,6 +23,12 @@
  * (the shim would then fail open to plain TCP). ip itself runs without
  * LD_PRELOAD. Namespaces are removed at the end, at exit and on a signal.
  */
+/* fl-test-env: FASTLOCAL_ENROLL_AFTER=0 */
+/* (Enrollment at connect/accept: the proof that two namespaces with the same
+ * addresses and ports never exchange a byte is an exact count of redirected
+ * bytes, which needs both ends in the sockhash from the first byte. A
+ * threaded stream's start in the default configuration is stream.c's.)
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
