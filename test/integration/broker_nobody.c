@@ -190,9 +190,10 @@ static int fl_child_server(void)
 	    write(3, &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
 		return 2;
 	s = accept(l, NULL, NULL);
-	/* Enrolled now (at accept): tell the client to go, so that none of
-	 * its bytes go over TCP before this end is in the sockhash. */
-	if (s < 0 || write(s, "r", 1) != 1)
+	/* Enrolled now (at accept, or by the warm-up past the default
+	 * threshold): tell the client to go, so that none of its bytes go over
+	 * TCP before this end is in the sockhash. */
+	if (s < 0 || fl_t_warmup_half(s, 0) || write(s, "r", 1) != 1)
 		return 3;
 	r = fl_read_pattern(s, XFER, 1);
 	if (r) {
@@ -218,7 +219,8 @@ static int fl_child_client(const char *port)
 	char c;
 
 	a.sin_port = htons((uint16_t)atoi(port));
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) || read(s, &c, 1) != 1 || c != 'r')
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) || fl_t_warmup_half(s, 1) ||
+	    read(s, &c, 1) != 1 || c != 'r')
 		return 2;
 	if (fl_write_pattern(s, XFER, 1))
 		return 3;
@@ -518,8 +520,10 @@ static int fl_check_conn(pid_t pid_a, pid_t pid_b, uint64_t want)
 	       "b->a %llu of %llu B\n", ea, eb, ab, ta, ba, tb);
 	if (!want) /* after exec: at least ADOPT_XFER redirected each way */
 		return ea && eb && ab >= ADOPT_XFER && ba >= ADOPT_XFER ? 0 : -1;
-	/* b -> a also carried the server's one-byte "go". */
-	return ea && eb && ta == want && tb == want + 1 && ab >= want / 2 && ba >= want / 2 ? 0 : -1;
+	/* b -> a also carried the server's one-byte "go"; both directions the
+	 * warm-up's bytes (fl_t_warmup_half, over TCP while the ends enroll). */
+	return ea && eb && ta == want + fl_t_enroll_after() && tb == want + 1 + fl_t_enroll_after() &&
+	       ab >= want / 2 && ba >= want / 2 ? 0 : -1;
 }
 
 static int test_nobody_pair_accelerated(void)
@@ -744,7 +748,8 @@ static int test_mixed_pair(void)
 	close(cp[1]);
 	close(go[0]);
 	s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-	ok = s >= 0 && write(s, "r", 1) == 1 && fl_read_pattern(s, XFER, 1) == 0 && fl_write_pattern(s, XFER, 2) == 0;
+	ok = s >= 0 && fl_t_warmup_half(s, 0) == 0 && write(s, "r", 1) == 1 &&
+	     fl_read_pattern(s, XFER, 1) == 0 && fl_write_pattern(s, XFER, 2) == 0;
 	ok = ok && read(cp[0], &d, 1) == 1;
 	ok = ok && fl_check_conn(cli, getpid(), XFER) == 0;
 	close(go[1]);
