@@ -136,20 +136,27 @@ void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget)
 		__atomic_store_n(&s->budget, budget, __ATOMIC_RELEASE);
 }
 
+/* The peer's slot the verdict found for me (it fills peer_slot and
+ * peer_owner), if this process can map it and it still has that owner. */
+static struct fl_slot *fl_slot_peer_of(const struct fl_slot *me)
+{
+	uint32_t p = __atomic_load_n(&me->peer_slot, __ATOMIC_ACQUIRE);
+	struct fl_slot *peer = p ? fl_slot_at(p - 1) : NULL;
+
+	if (!peer || __atomic_load_n(&peer->owner, __ATOMIC_RELAXED) !=
+		     __atomic_load_n(&me->peer_owner, __ATOMIC_RELAXED))
+		return NULL;
+	return peer;
+}
+
 uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting)
 {
 	struct fl_slot *me = fl_slot_at(slot), *peer;
-	uint32_t p;
 	uint64_t sent, consumed;
 
 	*budget = 0;
 	*redirecting = false;
-	if (!me)
-		return 0;
-	p = __atomic_load_n(&me->peer_slot, __ATOMIC_ACQUIRE);
-	peer = p ? fl_slot_at(p - 1) : NULL;
-	if (!peer || __atomic_load_n(&peer->owner, __ATOMIC_RELAXED) !=
-		     __atomic_load_n(&me->peer_owner, __ATOMIC_RELAXED))
+	if (!me || !(peer = fl_slot_peer_of(me)))
 		return 0;
 	*budget = __atomic_load_n(&peer->budget, __ATOMIC_RELAXED);
 	*redirecting = __atomic_load_n(&me->dir, __ATOMIC_RELAXED) == FL_DIR_REDIRECT;
@@ -163,17 +170,13 @@ uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed)
 {
 	struct fl_slot *me = fl_slot_at(slot), *peer;
 	uint64_t sent, got;
-	uint32_t p, f;
+	uint32_t f;
 
 	*consumed = 0;
 	if (!me || __atomic_load_n(&me->dir, __ATOMIC_RELAXED) != FL_DIR_TCP ||
 	    __atomic_load_n(&me->dir_reason, __ATOMIC_RELAXED) != FL_STAT_PASS_GATE_BYTES ||
-	    (__atomic_load_n(&me->flags, __ATOMIC_RELAXED) & FL_SLOT_SEND_TCP))
-		return 0;
-	p = __atomic_load_n(&me->peer_slot, __ATOMIC_ACQUIRE);
-	peer = p ? fl_slot_at(p - 1) : NULL;
-	if (!peer || __atomic_load_n(&peer->owner, __ATOMIC_RELAXED) !=
-		     __atomic_load_n(&me->peer_owner, __ATOMIC_RELAXED))
+	    (__atomic_load_n(&me->flags, __ATOMIC_RELAXED) & FL_SLOT_SEND_TCP) ||
+	    !(peer = fl_slot_peer_of(me)))
 		return 0;
 	f = __atomic_load_n(&peer->flags, __ATOMIC_RELAXED);
 	if (!(f & FL_SLOT_RX_READY) || (f & (FL_SLOT_BLIND | FL_SLOT_RCV_SHUT)))
