@@ -98,9 +98,8 @@ static bool fl_inflight_take(struct fl_fd *e, uint32_t *seen)
 /* The end of a counted call: the last one out runs the check if it is due. */
 static void fl_inflight_drop(int fd, struct fl_fd *e)
 {
-	int saved;
-
 	uint32_t f;
+	int saved;
 
 	if (__atomic_sub_fetch(&e->inflight, 1, __ATOMIC_SEQ_CST) ||
 	    fl_fd_state(e) != FL_FD_ENROLLED)

@@ -150,20 +150,33 @@ void fl_tx_nagle_uncork(int fd)
 	errno = saved;
 }
 
-ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags)
+static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
 {
 	size_t len = 0;
-	ssize_t n;
-	int more;
-	size_t i;
+	int i;
 
-	for (i = 0; msg->msg_iov && i < msg->msg_iovlen; i++)
-		len += msg->msg_iov[i].iov_len;
-	more = fl_tx_nagle_more(tx, len, flags);
-	n = libc_sendmsg(fd, msg, flags | more);
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/* sendmsg() of len bytes with Nagle's tail pushed as plain TCP would. */
+static ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct msghdr *msg,
+				 int flags, size_t len)
+{
+	int more = fl_tx_nagle_more(tx, len, flags);
+	ssize_t n = libc_sendmsg(fd, msg, flags | more);
+
 	if (more && n > 0)
 		fl_tx_nagle_push(tx, fd);
 	return n;
+}
+
+ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags)
+{
+	/* The iovec is valid here: io.c passes refused ones to the kernel. */
+	return fl_tx_sendmsg_len(tx, fd, msg, flags,
+				 msg->msg_iov ? fl_iov_total(msg->msg_iov, (int)msg->msg_iovlen) : 0);
 }
 
 /* ------------------------------------------------------------- pool */
@@ -353,15 +366,6 @@ static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_usta
 	return r;
 }
 
-static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
-{
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
-	return len;
-}
 
 /*
  * The application's thread hands the buffer to the kernel: first the
@@ -408,7 +412,7 @@ static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt
  * Returns what the application's call returns.
  */
 static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
-			     int flags, const struct msghdr *msg, enum fl_ustat why)
+			     size_t len, int flags, const struct msghdr *msg, enum fl_ustat why)
 {
 	struct iovec v[FL_THROUGH_IOV + 1];
 	struct msghdr m = { 0 };
@@ -419,7 +423,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 	if (msg)
 		m = *msg;
 	/* Handing bytes to the kernel: wait here if the reader is a budget behind. */
-	if (fl_throttle(fd, tx->slot, pending + fl_iov_total(iov, iovcnt), flags, &tx->hold) < 0) {
+	if (fl_throttle(fd, tx->slot, pending + len, flags, &tx->hold) < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		pending = 0;
@@ -438,7 +442,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 		v[i + 1] = iov[i];
 	m.msg_iov = v;
 	m.msg_iovlen = (size_t)iovcnt + 1;
-	more = fl_tx_nagle_more(tx, pending + fl_iov_total(iov, iovcnt), flags);
+	more = fl_tx_nagle_more(tx, pending + len, flags);
 	do
 		n = libc_sendmsg(fd, &m, flags | more);
 	while (n < 0 && errno == EINTR && !tx->len);
@@ -466,7 +470,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 direct:
 	m.msg_iov = (struct iovec *)iov;
 	m.msg_iovlen = (size_t)iovcnt;
-	return fl_tx_sendmsg(tx, fd, &m, flags);
+	return fl_tx_sendmsg_len(tx, fd, &m, flags, len);
 }
 
 /*
@@ -572,7 +576,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 				FL_USTAT_FLUSH_WRITE : FL_USTAT_FLUSH_READER_IDLE;
 
 			tx->flags &= ~FL_TXF_MORE;
-			r = fl_tx_through(tx, fd, iov, iovcnt, flags & ~MSG_MORE, msg, why);
+			r = fl_tx_through(tx, fd, iov, iovcnt, len, flags & ~MSG_MORE, msg, why);
 			pthread_mutex_unlock(&tx->lock);
 			return r;
 		}
