@@ -35,26 +35,7 @@ extern char **environ;
 /* TcpExt DelayedACKs: how often the delayed-ACK timer fired. */
 static uint64_t fl_delayed_acks(void)
 {
-	FILE *f = fopen("/proc/net/netstat", "r");
-	char names[4096], values[4096];
-	uint64_t v = UINT64_MAX;
-
-	if (!f)
-		return v;
-	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
-		char *sn, *sv, *n, *val;
-
-		if (strncmp(names, "TcpExt:", 7))
-			continue;
-		n = strtok_r(names, " \n", &sn);
-		val = strtok_r(values, " \n", &sv);
-		for (; n && val; n = strtok_r(NULL, " \n", &sn), val = strtok_r(NULL, " \n", &sv))
-			if (!strcmp(n, "DelayedACKs"))
-				v = strtoull(val, NULL, 10);
-		break;
-	}
-	fclose(f);
-	return v;
+	return fl_t_net_counter("/proc/net/netstat", "TcpExt", "DelayedACKs");
 }
 
 /* "server": echoes one connection until EOF. */

@@ -384,23 +384,25 @@ int fl_t_stream_run(struct fl_t_stream *s, size_t n)
 	return ok ? 0 : -1;
 }
 
-uint64_t fl_t_tcp_outsegs(void)
+uint64_t fl_t_net_counter(const char *file, const char *section, const char *name)
 {
-	FILE *f = fopen("/proc/net/snmp", "r");
-	char names[1024], values[1024];
+	FILE *f = fopen(file, "r");
+	char names[4096], values[4096];
+	size_t sl = strlen(section);
 	uint64_t v = UINT64_MAX;
 
 	if (!f)
 		return v;
+	/* Pairs of lines: "Section: name name ..." then "Section: value ...". */
 	while (fgets(names, sizeof(names), f) && fgets(values, sizeof(values), f)) {
 		char *sn, *sv, *n, *val;
 
-		if (strncmp(names, "Tcp:", 4))
+		if (strncmp(names, section, sl) || names[sl] != ':')
 			continue;
 		n = strtok_r(names, " \n", &sn);
 		val = strtok_r(values, " \n", &sv);
 		while (n && val) {
-			if (!strcmp(n, "OutSegs")) {
+			if (!strcmp(n, name)) {
 				v = strtoull(val, NULL, 10);
 				break;
 			}
@@ -411,6 +413,11 @@ uint64_t fl_t_tcp_outsegs(void)
 	}
 	fclose(f);
 	return v;
+}
+
+uint64_t fl_t_tcp_outsegs(void)
+{
+	return fl_t_net_counter("/proc/net/snmp", "Tcp", "OutSegs");
 }
 
 uint64_t fl_t_status_u64(const char *key)

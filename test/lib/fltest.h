@@ -119,6 +119,10 @@ int fl_t_stream_run(struct fl_t_stream *s, size_t n);
 /* ---- system counters */
 /* Tcp OutSegs from /proc/net/snmp (this network namespace). */
 uint64_t fl_t_tcp_outsegs(void);
+/* A counter of a /proc/net/snmp-style file (pairs of "Section: names" and
+ * "Section: values" lines), e.g. ("/proc/net/netstat", "TcpExt",
+ * "DelayedACKs"); UINT64_MAX if absent. */
+uint64_t fl_t_net_counter(const char *file, const char *section, const char *name);
 
 /* Runs "$FL_TEST_CLI status --json" and returns the value of a numeric key
  * (a jq path such as "fallbacks.insert_ebusy"), or UINT64_MAX. */
