@@ -3,6 +3,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,8 +20,8 @@
  * Owned by this file, lock-free. fl_log_file is the FASTLOCAL_LOG_FILE
  * descriptor, registered with own_fds (which may move it: read it with
  * fl_own_fd_get). fl_log_file_state says how far opening got: 0 not tried,
- * 1 a thread is opening it (others use stderr meanwhile: no waiting, even in
- * a signal handler), 2 decided (fl_log_file >= 0, or -1: stderr).
+ * 1 a thread is opening it (others wait a bounded while, fl_log_fd), 2
+ * decided (fl_log_file >= 0, or -1: stderr).
  */
 static int fl_log_file = -1;
 static int fl_log_file_state;
@@ -61,7 +62,17 @@ int fl_log_fd(void)
 		fl_log_open();
 		__atomic_store_n(&fl_log_file_state, 2, __ATOMIC_RELEASE);
 	} else if (st == 1) {
-		return 2;
+		/* IMPORTANT: another thread is opening the file (an open and a
+		 * dup, microseconds): wait for it, so that no line meant for the
+		 * file lands on stderr. Bounded: a signal handler that interrupted
+		 * the opener itself would wait forever, so after a while the line
+		 * goes to stderr after all. */
+		for (int i = 0; i < 1000 && st == 1; i++) {
+			sched_yield();
+			st = __atomic_load_n(&fl_log_file_state, __ATOMIC_ACQUIRE);
+		}
+		if (st == 1)
+			return 2;
 	}
 	fd = fl_own_fd_get(&fl_log_file);
 	return fd >= 0 ? fd : 2;
