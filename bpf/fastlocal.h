@@ -292,6 +292,8 @@ enum fl_ustat {
 	FL_USTAT_GATE_HOLDS = 31,        /* a blocking write waited for its reader to read every
 					  * byte sent over TCP, so that the gate could reopen */
 	FL_USTAT_GATE_HOLDS_OPENED = 32, /* ... and the reader caught up within the hold */
+	FL_USTAT_SENDFILE_COPIED = 33,   /* sendfile() ranges read into the send buffer, to reach
+					  * the reader with the bytes it held as one message */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

@@ -458,11 +458,15 @@ ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int larg
 	struct fl_txc c;
 	struct fl_fd *e = fl_tx_begin(out_fd, count, 0, &c);
 	struct fl_tx *tx = fl_batching(e);
-	bool corked;
+	bool corked, took = false;
 	ssize_t n;
 
-	if (tx)
+	if (tx) {
+		n = fl_tx_sendfile(tx, e->gen, out_fd, in_fd, offset, count, &took);
+		if (took)
+			return fl_tx_done(NULL, out_fd, n, &c);
 		fl_tx_flush_now(tx, out_fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
+	}
 	corked = fl_direct(e) && fl_tx_nagle_cork(e->tx, out_fd, count);
 	n = large ? libc_sendfile64(out_fd, in_fd, offset, count) :
 		    libc_sendfile(out_fd, in_fd, offset, count);

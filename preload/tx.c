@@ -246,14 +246,33 @@ void fl_tx_hold(struct fl_tx *tx)
 
 /* ------------------------------------------------------------- buffer */
 
-/* The fd still names the socket whose bytes are buffered. */
+/* The fd still names the socket whose bytes are buffered: asked of the
+ * kernel (one system call). */
 static bool fl_tx_fd_ok(const struct fl_tx *tx, int fd)
 {
 	uint64_t cookie = 0;
 	socklen_t len = sizeof(cookie);
 
-	return fd >= 0 && !getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
+	return fd >= 0 && !libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
 	       cookie == tx->cookie;
+}
+
+/*
+ * The same for an application's call through fd while bytes are buffered.
+ * IMPORTANT: each batch asks the kernel once, when it starts (fl_tx_send),
+ * and a call through the fd number that started it (tx->fd) is then
+ * trusted, so that sending the batch costs no system call but the send.
+ * Asking at the start is what keeps a write to a number that a close the
+ * shim did not see (a raw system call) handed to another file from being
+ * buffered for the dead socket; the batch's own fd cannot change files
+ * between its start and its send without such a close racing the
+ * application's own calls. Another fd number (a dup) is asked, and so is
+ * the flusher thread, whose flush no application call vouches for
+ * (fl_tx_try_flush).
+ */
+static bool fl_tx_fd_names(const struct fl_tx *tx, int fd)
+{
+	return fd == tx->fd || fl_tx_fd_ok(tx, fd);
 }
 
 /* Bytes are buffered now: count the socket and tell the timer. */
@@ -305,14 +324,12 @@ static void fl_tx_advance(struct fl_tx *tx, size_t n)
 	tx->len -= (uint32_t)n;
 }
 
-/* True when a send on fd may block: a blocking socket and no MSG_DONTWAIT. */
-static bool fl_may_block(int fd, int flags)
+/* True when fd is a blocking socket (one system call: asked only when the
+ * kernel refused a MSG_DONTWAIT send, fl_tx_flush_locked). */
+static bool fl_is_blocking(int fd)
 {
-	int fl;
+	int fl = libc_fcntl(fd, F_GETFL, NULL);
 
-	if (flags & MSG_DONTWAIT)
-		return false;
-	fl = libc_fcntl(fd, F_GETFL, NULL);
 	return fl >= 0 && !(fl & O_NONBLOCK);
 }
 
@@ -326,21 +343,27 @@ static void fl_tx_count(struct fl_tx *tx, enum fl_ustat why, size_t bytes)
 }
 
 /*
- * Sends the buffer through fd. block: wait for room as a blocking send does;
- * else MSG_DONTWAIT. Returns 0 when the buffer is empty, -EAGAIN when bytes
- * remain, another -errno when it failed (the buffer is then dropped and the
- * error kept for the application). Called with tx->lock held.
+ * Sends the buffer through fd. block: wait for room as a blocking send does,
+ * if the socket is blocking; else MSG_DONTWAIT. Returns 0 when the buffer is
+ * empty, -EAGAIN when bytes remain, another -errno when it failed (the
+ * buffer is then dropped and the error kept for the application). Called
+ * with tx->lock held.
+ *
+ * IMPORTANT: the first send always has MSG_DONTWAIT, and only a refusal
+ * (EAGAIN) asks the socket's O_NONBLOCK flag (fl_is_blocking). A flush the
+ * kernel takes at once, nearly every one, then costs the send alone and no
+ * fcntl(): a blocking send that does not have to wait does what a
+ * non-blocking one does.
  */
 static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
 {
 	size_t sent = 0;
-	int r = 0;
+	int r = 0, dontwait = MSG_DONTWAIT;
 
 	int more = fl_tx_nagle_more(tx, tx->len, 0);
 
 	while (tx->len) {
-		ssize_t n = libc_send(fd, tx->buf, tx->len,
-				      MSG_NOSIGNAL | more | (block ? 0 : MSG_DONTWAIT));
+		ssize_t n = libc_send(fd, tx->buf, tx->len, MSG_NOSIGNAL | more | dontwait);
 
 		if (n > 0) {
 			fl_tx_advance(tx, (size_t)n);
@@ -350,8 +373,12 @@ static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_usta
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (block && fl_may_block(fd, 0))
-				continue; /* SO_SNDTIMEO expired: try again */
+			/* Full: wait as the blocking socket would (again after
+			 * an expired SO_SNDTIMEO). */
+			if (block && (!dontwait || fl_is_blocking(fd))) {
+				dontwait = 0;
+				continue;
+			}
 			r = -EAGAIN;
 			break;
 		}
@@ -379,7 +406,7 @@ static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait, enum fl_us
 		tx->err = 0;
 		return 0;
 	}
-	return fl_tx_flush_locked(tx, fd, wait && fl_may_block(fd, flags), why);
+	return fl_tx_flush_locked(tx, fd, wait && !(flags & MSG_DONTWAIT), why);
 }
 
 /* Appends up to room bytes of the iovec. */
@@ -432,7 +459,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 		goto direct;
 	if (iovcnt > FL_THROUGH_IOV) {
 		/* Rare: flush first, then the application's call as it is. */
-		if (fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags), why))
+		if (fl_tx_flush_locked(tx, fd, !(flags & MSG_DONTWAIT), why))
 			return tx->len ? (errno = EAGAIN, -1) : (errno = tx->err, tx->err = 0, -1);
 		goto direct;
 	}
@@ -543,7 +570,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	 * zero-copy and addressed sends are not ours to hold. */
 	if ((flags & (MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
 	    (msg && (msg->msg_name || msg->msg_controllen))) {
-		r = fl_tx_flush_locked(tx, fd, fl_may_block(fd, flags), FL_USTAT_FLUSH_WRITE);
+		r = fl_tx_flush_locked(tx, fd, !(flags & MSG_DONTWAIT), FL_USTAT_FLUSH_WRITE);
 		tx->err = 0; /* reported right here */
 		pthread_mutex_unlock(&tx->lock);
 		if (r)
@@ -563,7 +590,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	if (!hold || tx->len + len > cap) {
 		/* Goes now: with what is buffered, in one call, in order. A batch
 		 * buffered through another fd number is checked to still be ours. */
-		if (tx->len && fd != tx->fd && !fl_tx_fd_ok(tx, fd)) {
+		if (tx->len && !fl_tx_fd_names(tx, fd)) {
 			fl_tx_fail(tx, EBADF);
 			tx->err = 0;
 		}
@@ -613,6 +640,66 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	return (ssize_t)took;
 }
 
+/*
+ * IMPORTANT: sendfile() of a small range while the buffer holds bytes or the
+ * socket is corked reads the range into the buffer (pread) instead of
+ * handing it to the kernel after the buffer. A web server's response is
+ * headers written under TCP_CORK and the body sent with sendfile (nginx's
+ * tcp_nopush): this way the reader gets the two as one message with one
+ * wakeup, as TCP sends them as one segment, and the flush costs no extra
+ * system call (the pread replaces the sendfile). TCP's sendfile does not
+ * wait for the range to be read either: it queues the file's pages. Larger
+ * ranges, an fd the kernel refuses to pread (a pipe, a socket), or a
+ * NULL offset (the file position would need two more calls) go to the
+ * kernel as they are.
+ */
+#define FL_SENDFILE_COPY_MAX FL_LARGE_WRITE
+
+ssize_t fl_tx_sendfile(struct fl_tx *tx, uint64_t gen, int fd, int in_fd, off_t *offset,
+		       size_t count, bool *took)
+{
+	const uint32_t cap = fl_config()->flush_bytes;
+	bool corked;
+	ssize_t n;
+
+	*took = false;
+	if (!offset || !count || count > FL_SENDFILE_COPY_MAX)
+		return 0;
+	pthread_mutex_lock(&tx->lock);
+	corked = tx->flags & (FL_TXF_CORK | FL_TXF_MORE);
+	if (tx->gen != gen || tx->err || (tx->flags & FL_TXF_THROUGH) || (!tx->len && !corked) ||
+	    tx->len + count > cap ||
+	    !(tx->len ? fl_tx_fd_names(tx, fd) : fl_tx_fd_ok(tx, fd)))
+		goto out;
+	n = pread(in_fd, tx->buf + tx->len, count, *offset);
+	if (n < 0)
+		goto out; /* the kernel's sendfile reports it, or does it */
+	*took = true;
+	if (n > 0) {
+		if (!tx->len) {
+			tx->checked_len = 0;
+			tx->len = (uint32_t)n;
+			fl_tx_mark_pending(tx);
+		} else {
+			tx->len += (uint32_t)n;
+		}
+		tx->writes++;
+		tx->fd = fd;
+		*offset += n;
+		fl_ustat_add(FL_USTAT_SENDFILE_COPIED, 1);
+	}
+	/* Like a write without MSG_MORE: it ends a MSG_MORE run and goes
+	 * with it; under TCP_CORK it waits for the uncork. */
+	tx->flags &= ~FL_TXF_MORE;
+	if (!(tx->flags & FL_TXF_CORK))
+		fl_tx_push(tx, fd, 0, false, FL_USTAT_FLUSH_WRITE);
+	pthread_mutex_unlock(&tx->lock);
+	return n;
+out:
+	pthread_mutex_unlock(&tx->lock);
+	return 0;
+}
+
 /* Pushes the buffer into the kernel even on a non-blocking socket: the
  * application's close() must not lose bytes its writes were told went. */
 static void fl_tx_drain(struct fl_tx *tx, int fd)
@@ -657,8 +744,8 @@ void fl_tx_release(struct fl_tx *tx, int fd)
 void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why)
 {
 	pthread_mutex_lock(&tx->lock);
-	if (tx->len && fl_tx_fd_ok(tx, fd))
-		fl_tx_flush_locked(tx, fd, fl_may_block(fd, 0), why);
+	if (tx->len && fl_tx_fd_names(tx, fd))
+		fl_tx_flush_locked(tx, fd, true, why);
 	else if (tx->len)
 		fl_tx_fail(tx, EBADF);
 	tx->flags &= ~FL_TXF_MORE;

@@ -85,6 +85,12 @@ ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, 
 bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len);
 void fl_tx_nagle_uncork(int fd);
 
+/* sendfile() into the buffer when it holds bytes or is corked (tx.c says
+ * why). *took: it was done here, and the return value is sendfile's;
+ * else the caller flushes and calls the kernel's. */
+ssize_t fl_tx_sendfile(struct fl_tx *tx, uint64_t gen, int fd, int in_fd, off_t *offset,
+		       size_t count, bool *took);
+
 /* Flushes tx before a call that must see its bytes in the kernel first
  * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
 void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why); /* why: FL_USTAT_FLUSH_* */

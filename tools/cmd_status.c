@@ -206,6 +206,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "reopened", us[FL_USTAT_GATE_HOLDS_OPENED]);
 	fl_json_close(&j);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
+	fl_json_u64(&j, "sendfile_copied", us[FL_USTAT_SENDFILE_COPIED]);
 	fl_json_object(&j, "sharing");
 	fl_json_u64(&j, "joined_not_ready", us[FL_USTAT_RX_NOT_READY]);
 	fl_json_u64(&j, "ready_later", us[FL_USTAT_RX_READY_LATE]);
@@ -307,6 +308,8 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("                throttled writes %llu, gate holds %llu (%llu reopened it),\n",
 	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)us[FL_USTAT_GATE_HOLDS],
 	       (unsigned long long)us[FL_USTAT_GATE_HOLDS_OPENED]);
+	printf("                sendfile ranges sent with the buffer %llu,\n",
+	       (unsigned long long)us[FL_USTAT_SENDFILE_COPIED]);
 	printf("                slots in use %llu in %u slot domains\n",
 	       (unsigned long long)s->c.slots_used, s->c.slot_domains);
 	if (s->broker_answers)

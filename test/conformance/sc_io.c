@@ -1429,6 +1429,154 @@ static int sc_sendfile(int family)
 }
 FL_SCENARIO("io-sendfile", FL_SC_REDIRECTS, sc_sendfile)
 
+/* A reader that reads until EOF (or an error) into its buffer. */
+struct sc_sink {
+	pthread_t th;
+	int fd;
+	uint8_t buf[32768];
+	size_t len;
+	int err;
+};
+
+static void *sc_sink_fn(void *arg)
+{
+	struct sc_sink *k = arg;
+	ssize_t r;
+
+	for (;;) {
+		r = read(k->fd, k->buf + k->len, sizeof(k->buf) - k->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			k->err = r < 0 ? errno : 0;
+			return NULL;
+		}
+		k->len += (size_t)r;
+		if (k->len == sizeof(k->buf))
+			return NULL;
+	}
+}
+
+/* What the stream should carry, appended as the scenario sends it. */
+struct sc_want {
+	uint8_t buf[32768];
+	size_t len;
+};
+
+static void sc_want_add(struct sc_want *w, const void *p, ssize_t n)
+{
+	if (n > 0 && w->len + (size_t)n <= sizeof(w->buf)) {
+		memcpy(w->buf + w->len, p, (size_t)n);
+		w->len += (size_t)n;
+	}
+}
+
+/* Writes pattern bytes [off, off + n) of seed, and expects them. */
+static void sc_want_write(struct sc_want *w, int fd, uint64_t off, size_t n, uint64_t seed,
+			  int flags)
+{
+	uint8_t b[4096];
+	ssize_t k;
+
+	fl_sc_fill(b, off, n, seed);
+	k = send(fd, b, n, flags);
+	fl_trace("send(%zu%s) -> %s", n, flags & MSG_MORE ? ", MSG_MORE" : "", fl_ret(k));
+	sc_want_add(w, b, k);
+}
+
+/* sendfile of the file whose byte X is pattern byte X; expects what it sent. */
+static void sc_want_sendfile(struct sc_want *w, int c, int f, off_t *pos, size_t n,
+			     const char *what)
+{
+	uint8_t b[4096];
+	off_t was = pos ? *pos : lseek(f, 0, SEEK_CUR);
+	ssize_t k = sendfile(c, f, pos, n);
+	off_t now = pos ? *pos : lseek(f, 0, SEEK_CUR);
+
+	fl_trace("%s: sendfile(%zu) -> %s, %s moved %lld", what, n, fl_ret(k),
+		 pos ? "offset" : "file position", (long long)(now - was));
+	if (k > 0 && (size_t)k <= sizeof(b)) {
+		fl_sc_fill(b, (uint64_t)was, (size_t)k, 73);
+		sc_want_add(w, b, k);
+	}
+}
+
+/*
+ * sendfile() of small ranges while the socket is corked or holds bytes (the
+ * shim reads such a range into its send buffer: preload/tx.c): a web
+ * server's headers under TCP_CORK and its body by sendfile, the same after
+ * a MSG_MORE send, a NULL offset (the file position moves), a count of 0,
+ * a range past the end, and input fds that cannot be read at an offset (a
+ * pipe, a write-only file, a closed fd). The reader must get exactly the
+ * bytes sent, in order, then EOF.
+ */
+static int sc_sendfile_corked(int family)
+{
+	static struct sc_sink k;
+	static struct sc_want w;
+	static uint8_t buf[16384];
+	char path[] = "/tmp/fl-sc-io-XXXXXX";
+	int c, s, f, wf, p[2], on = 1, off = 0;
+	off_t pos;
+
+	memset(&k, 0, sizeof(k));
+	memset(&w, 0, sizeof(w));
+	f = mkstemp(path);
+	if (f < 0)
+		return -1;
+	wf = open(path, O_WRONLY);
+	unlink(path);
+	fl_sc_fill(buf, 0, sizeof(buf), 73);
+	if (wf < 0 || write(f, buf, sizeof(buf)) != (ssize_t)sizeof(buf) || pipe(p) ||
+	    write(p[1], buf, 100) != 100)
+		return -1;
+	if (sc_pair_guarded(family, &c, &s))
+		return -1;
+	k.fd = s;
+	pthread_create(&k.th, NULL, sc_sink_fn, &k);
+
+	setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+	sc_want_write(&w, c, 0, 300, 74, 0);
+	pos = 1000;
+	sc_want_sendfile(&w, c, f, &pos, 2000, "corked");
+	setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+
+	sc_want_write(&w, c, 300, 300, 74, MSG_MORE);
+	sc_want_sendfile(&w, c, f, &pos, 2000, "after MSG_MORE");
+
+	setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
+	sc_want_write(&w, c, 600, 300, 74, 0);
+	lseek(f, 5000, SEEK_SET);
+	sc_want_sendfile(&w, c, f, NULL, 100, "corked, NULL offset");
+	sc_want_sendfile(&w, c, f, &pos, 0, "corked, 0 bytes");
+	pos = 0;
+	fl_trace("corked: sendfile(from a pipe) -> %s", fl_ret(sendfile(c, p[0], &pos, 100)));
+	pos = 0;
+	fl_trace("corked: sendfile(from a write-only file) -> %s",
+		 fl_ret(sendfile(c, wf, &pos, 100)));
+	pos = 0;
+	fl_trace("corked: sendfile(from a closed fd) -> %s", fl_ret(sendfile(c, 987, &pos, 100)));
+	pos = (off_t)sizeof(buf) - 50;
+	sc_want_sendfile(&w, c, f, &pos, 1000, "corked, 50 before the end");
+	sc_want_sendfile(&w, c, f, &pos, 1000, "corked, at the end");
+	sc_want_write(&w, c, 900, 100, 74, 0);
+	setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+	shutdown(c, SHUT_WR);
+
+	pthread_join(k.th, NULL);
+	fl_trace("reader: %zu bytes of %zu sent, %s, then %s", k.len, w.len,
+		 k.len == w.len && !memcmp(k.buf, w.buf, w.len) ? "all as sent, in order" : "WRONG",
+		 k.err ? fl_errname(k.err) : "EOF");
+	close(p[0]);
+	close(p[1]);
+	close(wf);
+	close(f);
+	close(c);
+	close(s);
+	return 0;
+}
+FL_SCENARIO("io-sendfile-corked", FL_SC_REDIRECTS, sc_sendfile_corked)
+
 struct sc_pipe_feed {
 	int fd;
 	size_t n;

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -224,6 +226,100 @@ static int test_msg_more_then_send_arrive_together(void)
 	FL_T_CHECK(fl_readable_within(s, 50), "nothing arrived after the send");
 	FL_T_CHECK(read(s, buf, sizeof(buf)) == 9 && !memcmp(buf, "head|tail", 9),
 		   "MSG_MORE and the next send did not arrive together");
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* ------------------------------------------------ sendfile under TCP_CORK */
+
+/* A file of n bytes, byte i = i * 7 + 3 (mod 256), unlinked; its fd. */
+static int fl_temp_file(size_t n)
+{
+	char path[] = "/tmp/fl-delivery-XXXXXX", b[4096];
+	size_t i, done;
+	int f = mkstemp(path);
+
+	if (f < 0)
+		return -1;
+	unlink(path);
+	for (done = 0; done < n; done += sizeof(b)) {
+		size_t k = n - done < sizeof(b) ? n - done : sizeof(b);
+
+		for (i = 0; i < k; i++)
+			b[i] = (char)((done + i) * 7 + 3);
+		if (write(f, b, k) != (ssize_t)k) {
+			close(f);
+			return -1;
+		}
+	}
+	return f;
+}
+
+static bool fl_file_bytes_ok(const char *p, size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (char)((off + i) * 7 + 3))
+			return false;
+	return true;
+}
+
+/*
+ * A web server's response (nginx with tcp_nopush): headers written under
+ * TCP_CORK, the body sent with sendfile(), then uncork. The reader gets it
+ * whole, in order, in one read: one redirected message, as TCP sends one
+ * segment. Then the same after a MSG_MORE send, without TCP_CORK.
+ */
+static int test_corked_headers_and_sendfile_body_arrive_as_one_message(void)
+{
+	static const char head[] = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+	const size_t hl = sizeof(head) - 1;
+	uint64_t m0, c0;
+	char buf[8192];
+	int c, s, f, on = 1, off = 0, pass;
+	off_t pos;
+
+	FL_T_CHECK((f = fl_temp_file(8192)) >= 0, "temp file");
+	FL_T_CHECK(fl_pair(AF_INET, &c, &s) == 0, "no pair");
+	for (pass = 0; pass < 2; pass++) {
+		m0 = fl_t_status_u64("redirected_msgs");
+		c0 = fl_t_status_u64("sendfile_copied");
+		if (pass == 0) {
+			FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+			FL_T_CHECK(write(c, head, hl) == (ssize_t)hl, "write the headers");
+		} else {
+			FL_T_CHECK(send(c, head, hl, MSG_MORE) == (ssize_t)hl, "send with MSG_MORE");
+		}
+		pos = 100;
+		FL_T_CHECK(sendfile(c, f, &pos, 1000) == 1000, "sendfile: %s", strerror(errno));
+		FL_T_CHECK(pos == 1100, "sendfile left the offset at %lld", (long long)pos);
+		if (pass == 0) {
+			FL_T_CHECK(!fl_readable_within(s, 50), "corked bytes arrived before uncork");
+			FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)), "uncork");
+		}
+		FL_T_CHECK(fl_readable_within(s, 1000), "nothing arrived");
+		FL_T_CHECK(read(s, buf, sizeof(buf)) == (ssize_t)(hl + 1000),
+			   "the response did not arrive whole in one read");
+		FL_T_CHECK(!memcmp(buf, head, hl) && fl_file_bytes_ok(buf + hl, 100, 1000),
+			   "wrong bytes");
+		FL_T_CHECK(fl_t_status_u64("redirected_msgs") - m0 == 1,
+			   "%llu messages for one response",
+			   (unsigned long long)(fl_t_status_u64("redirected_msgs") - m0));
+		FL_T_CHECK(fl_t_status_u64("sendfile_copied") - c0 == 1,
+			   "the body was not sent with the buffer");
+	}
+	/* Past the end of the file, corked: a short count, as TCP's. */
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+	FL_T_CHECK(write(c, head, hl) == (ssize_t)hl, "write the headers");
+	pos = 8192 - 10;
+	FL_T_CHECK(sendfile(c, f, &pos, 1000) == 10 && pos == 8192, "sendfile past the end");
+	FL_T_CHECK(sendfile(c, f, &pos, 1000) == 0, "sendfile at the end");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)), "uncork");
+	FL_T_CHECK(fl_read_all(s, buf, hl + 10) == 0 && !memcmp(buf, head, hl) &&
+		   fl_file_bytes_ok(buf + hl, 8182, 10), "wrong bytes past the end");
+	close(f);
 	close(c);
 	close(s);
 	return 0;
@@ -460,6 +556,8 @@ int main(int argc, char **argv)
 		 test_cork_holds_until_uncork);
 	FL_T_RUN("MSG_MORE followed by a normal send arrive together",
 		 test_msg_more_then_send_arrive_together);
+	FL_T_RUN("corked headers and a sendfile() body arrive as one message, in order",
+		 test_corked_headers_and_sendfile_body_arrive_as_one_message);
 	FL_T_RUN("small writes are batched; with TCP_NODELAY each goes at once",
 		 test_small_writes_are_batched);
 	FL_T_RUN("write() and a stdio FILE on one socket keep their order",
