@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "config.h"
@@ -36,6 +37,9 @@ static void *fl_flusher_main(void *arg)
 	int64_t delay = (int64_t)fl_config()->flush_usec * 1000, idle_since = 0, now, next, nap;
 
 	(void)arg;
+	/* IMPORTANT: naps of tens of microseconds (the TCP_NODELAY catch-up
+	 * poll, tx.c) would be stretched by the default 50 us timer slack. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	for (;;) {
 		now = fl_now_ns();
 		next = fl_tx_flush_expired(now);

@@ -26,6 +26,9 @@
 #define FL_TXF_THROUGH (1u << 3) /* never hold: writes also bypass the shim */
 
 #define FL_CORK_CEILING_NS (200 * 1000000LL) /* Linux's TCP_CORK ceiling */
+/* How often the flusher thread looks whether the reader of bytes held
+ * under TCP_NODELAY has caught up (fl_tx_try_flush). */
+#define FL_CATCHUP_POLL_NS (20 * 1000LL)
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
 /* A write this large already amortises the cost of one redirected message;
  * copying it into the buffer would only add a copy (measured: bench/). */
@@ -520,6 +523,28 @@ static bool fl_tx_peer_busy(struct fl_tx *tx)
 	return tx->peer_busy;
 }
 
+/*
+ * Under TCP_NODELAY a write waits only while the reader still has unread
+ * bytes: it would only join them in the reader's queue. Looked at on every
+ * write, so the first write after the reader caught up takes the buffer
+ * with it.
+ */
+static bool fl_tx_peer_unread(struct fl_tx *tx)
+{
+	uint32_t budget;
+	bool redirecting;
+	uint64_t unread = fl_slot_peer_unread(tx->slot, &budget, &redirecting);
+
+	return redirecting && unread > 0;
+}
+
+/* Bytes held under TCP_NODELAY only because the reader was behind (not
+ * corked, not MSG_MORE). */
+static bool fl_tx_nodelay_held(const struct fl_tx *tx)
+{
+	return (tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) == FL_TXF_NODELAY;
+}
+
 /* The application's call as it is, past the buffer (which is empty or not ours). */
 static ssize_t fl_tx_bypass(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
 			    int flags, const struct msghdr *msg)
@@ -585,8 +610,8 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	 * the application asked to hold (TCP_CORK, MSG_MORE) is held anyway. */
 	hold = !(tx->flags & FL_TXF_THROUGH) && !ends_more &&
 	       (more || (tx->flags & FL_TXF_CORK) ||
-		(!tx->shared && !(tx->flags & FL_TXF_NODELAY) && len < FL_LARGE_WRITE &&
-		 len < cap / 2 && fl_tx_peer_busy(tx)));
+		(!tx->shared && len < FL_LARGE_WRITE && len < cap / 2 &&
+		 ((tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx))));
 	if (!hold || tx->len + len > cap) {
 		/* Goes now: with what is buffered, in one call, in order. A batch
 		 * buffered through another fd number is checked to still be ours. */
@@ -845,20 +870,29 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 	if (pthread_mutex_trylock(&tx->lock))
 		return; /* its owner is writing or flushing: it will see to it */
 	if (tx->len) {
+		bool caught_up = false, nodelay = fl_tx_nodelay_held(tx);
+
 		due = tx->first_ns + fl_tx_delay_ns(tx);
 		/* Corked bytes wait for uncork, the next send or the ceiling,
 		 * even when the process blocks: TCP holds them the same way. */
 		if (!due_only && (tx->flags & (FL_TXF_CORK | FL_TXF_MORE)))
 			due_only = true;
-		if (!due_only || now >= due) {
+		if (due_only && nodelay && now < due)
+			caught_up = !fl_tx_peer_unread(tx);
+		if (!due_only || now >= due || caught_up) {
 			if (fl_tx_fd_ok(tx, tx->fd))
 				fl_tx_flush_locked(tx, tx->fd, false,
+						   caught_up ? FL_USTAT_FLUSH_READER_IDLE :
 						   due_only ? FL_USTAT_FLUSH_TIMER : why);
 			else
 				fl_tx_fail(tx, EBADF);
 			/* What the kernel would not take now is retried soon. */
 			due = now + fl_tx_delay_ns(tx);
 		}
+		/* Bytes held under TCP_NODELAY go as soon as their reader has
+		 * caught up: looked at every FL_CATCHUP_POLL_NS. */
+		if (nodelay && due > now + FL_CATCHUP_POLL_NS)
+			due = now + FL_CATCHUP_POLL_NS;
 		if (tx->len && (*next < 0 || due < *next))
 			*next = due;
 	}

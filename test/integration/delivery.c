@@ -353,7 +353,7 @@ static int fl_count_messages(int nodelay, uint64_t *msgs)
 	return 0;
 }
 
-static int test_small_writes_are_batched(void)
+static int test_small_writes_to_a_busy_reader_are_batched(void)
 {
 	uint64_t batched, nodelay;
 
@@ -363,8 +363,102 @@ static int test_small_writes_are_batched(void)
 	       (unsigned long long)batched, (unsigned long long)nodelay);
 	FL_T_CHECK(batched <= 100, "default mode sent %llu messages for 10001 small writes",
 		   (unsigned long long)batched);
-	FL_T_CHECK(nodelay >= 10001, "TCP_NODELAY coalesced writes (%llu messages)",
+	FL_T_CHECK(nodelay <= 1000, "TCP_NODELAY sent %llu messages for 10001 small writes",
 		   (unsigned long long)nodelay);
+	return 0;
+}
+
+/* With TCP_NODELAY, a write to a reader that has read everything is in the
+ * reader's queue when write() returns: looked at with FIONREAD, which
+ * flushes nothing (a read of this process would flush its buffers). */
+static int test_nodelay_write_to_an_idle_reader_goes_at_once(void)
+{
+	char buf[64];
+	int c, s, i, one = 1, n;
+
+	FL_T_CHECK(fl_pair(AF_INET, &c, &s) == 0, "no pair");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)), "TCP_NODELAY");
+	for (i = 0; i < 1000; i++) {
+		memset(buf, 'a' + i % 26, sizeof(buf));
+		FL_T_CHECK(!fl_write_all(c, buf, sizeof(buf), 0), "write %d", i);
+		FL_T_CHECK(!ioctl(s, FIONREAD, &n), "FIONREAD");
+		FL_T_CHECK(n == (int)sizeof(buf), "write %d: %d bytes readable at once, want 64", i, n);
+		FL_T_CHECK(!fl_read_all(s, buf, sizeof(buf)) && buf[0] == 'a' + i % 26 &&
+			   buf[63] == 'a' + i % 26, "write %d: wrong bytes", i);
+	}
+	close(c);
+	close(s);
+	return 0;
+}
+
+/* Child: with a 100 ms flush timer, writes two 64-byte messages back to
+ * back under TCP_NODELAY (the second finds the first unread, so it waits),
+ * says so on stdout, then sleeps: no write, read or wait of its own flushes
+ * for it. */
+static int fl_nodelay_child(int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char a[64], b[64], go[2];
+	int c, one = 1;
+
+	if (fl_t_sockaddr(AF_INET, NULL, (uint16_t)port, &ss, &len))
+		return 2;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&ss, len) || fl_t_warmup_half(c, 1) ||
+	    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) || fl_read_all(c, go, 2))
+		return 2;
+	memset(a, 'A', sizeof(a));
+	memset(b, 'B', sizeof(b));
+	if (fl_write_all(c, a, sizeof(a), 0) || fl_write_all(c, b, sizeof(b), 0))
+		return 2;
+	printf("written\n");
+	fflush(stdout);
+	sleep(1);
+	close(c);
+	return 0;
+}
+
+static int test_nodelay_write_held_for_a_busy_reader_goes_when_it_catches_up(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char buf[64], line[16], cmd[512];
+	uint64_t timer0 = fl_t_status_u64("flushes_by_reason.timer");
+	double t0, t;
+	int l, s, port, n;
+	FILE *child;
+
+	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	FL_T_CHECK(!bind(l, (struct sockaddr *)&ss, len) && !listen(l, 1) &&
+		   !getsockname(l, (struct sockaddr *)&ss, &len), "listen");
+	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	snprintf(cmd, sizeof(cmd), "FASTLOCAL_FLUSH_USEC=100000 '%s' nodelay-child %d", fl_self, port);
+	fflush(stdout);
+	child = popen(cmd, "r");
+	FL_T_CHECK(child, "spawn");
+	s = accept(l, NULL, NULL);
+	FL_T_CHECK(s >= 0 && fl_t_warmup_half(s, 0) == 0, "accept and warm-up");
+	FL_T_CHECK(!fl_write_all(s, "go", 2, 0), "go");
+	FL_T_CHECK(fgets(line, sizeof(line), child) && !strcmp(line, "written\n"),
+		   "the child did not write");
+	/* The second message waits in the child while the first is unread. */
+	FL_T_CHECK(!ioctl(s, FIONREAD, &n) && n == 64, "%d bytes readable, want the first 64 only", n);
+	FL_T_CHECK(!fl_read_all(s, buf, 64) && buf[0] == 'A' && buf[63] == 'A', "first message");
+	t0 = fl_t_now();
+	FL_T_CHECK(fl_readable_within(s, 2000), "the held message never came");
+	t = fl_t_now() - t0;
+	FL_T_CHECK(!fl_read_all(s, buf, 64) && buf[0] == 'B' && buf[63] == 'B', "second message");
+	printf("  the held message came %.3f ms after its reader caught up (flush timer 100 ms)\n",
+	       t * 1e3);
+	/* Delivered by the catch-up, not by the 100 ms timer. */
+	FL_T_CHECK(fl_t_status_u64("flushes_by_reason.timer") == timer0,
+		   "the held message waited for the flush timer");
+	FL_T_CHECK(t < 0.05, "the held message came %.1f ms after the reader caught up", t * 1e3);
+	FL_T_CHECK(pclose(child) == 0, "the child failed");
+	close(s);
+	close(l);
 	return 0;
 }
 
@@ -546,6 +640,8 @@ int main(int argc, char **argv)
 	fl_self = argv[0];
 	if (argc > 1 && !strcmp(argv[1], "rr-child"))
 		return fl_rr_child();
+	if (argc > 2 && !strcmp(argv[1], "nodelay-child"))
+		return fl_nodelay_child(atoi(argv[2]));
 	if (argc > 3 && !strcmp(argv[1], "leaver"))
 		return fl_leaver_child(argv[2], atoi(argv[3]));
 	FL_T_RUN("a lone small write arrives within 5 ms, 1000 times in a row",
@@ -558,8 +654,12 @@ int main(int argc, char **argv)
 		 test_msg_more_then_send_arrive_together);
 	FL_T_RUN("corked headers and a sendfile() body arrive as one message, in order",
 		 test_corked_headers_and_sendfile_body_arrive_as_one_message);
-	FL_T_RUN("small writes are batched; with TCP_NODELAY each goes at once",
-		 test_small_writes_are_batched);
+	FL_T_RUN("small writes to a busy reader are batched, with TCP_NODELAY too",
+		 test_small_writes_to_a_busy_reader_are_batched);
+	FL_T_RUN("with TCP_NODELAY a write to a reader that read everything goes at once",
+		 test_nodelay_write_to_an_idle_reader_goes_at_once);
+	FL_T_RUN("with TCP_NODELAY a write held for a busy reader goes when it catches up",
+		 test_nodelay_write_held_for_a_busy_reader_goes_when_it_catches_up);
 	FL_T_RUN("write() and a stdio FILE on one socket keep their order",
 		 test_stdio_and_write_keep_their_order);
 	FL_T_RUN("exit, _exit, exec and fork right after a write lose and duplicate nothing",
