@@ -2,10 +2,11 @@
 /*
  * flusher.h - the thread that bounds how long a byte stays buffered.
  *
- * Started the first time a socket buffers bytes. While there is traffic it
- * wakes every flush delay and sends what has waited that long; after 20 ms
- * without anything buffered it sleeps until the next buffered byte kicks it,
- * so an idle process costs nothing. It blocks every signal, never blocks on
+ * Started the first time a socket buffers bytes. It sleeps until the
+ * earliest deadline of the buffered batches (a new batch due earlier wakes
+ * it), sends what is due, and with nothing buffered sleeps until the next
+ * buffered byte kicks it, so an idle process, and batches the application
+ * sends itself in time, cost nothing. It blocks every signal, never blocks on
  * a socket (MSG_DONTWAIT) and never waits for a lock an application thread
  * holds (trylock).
  */

@@ -293,7 +293,9 @@ static void fl_tx_mark_pending(struct fl_tx *tx)
 		fl_pending = tx;
 	}
 	pthread_mutex_unlock(&fl_pending_lock);
-	fl_flusher_kick(tx->first_ns + fl_tx_delay_ns(tx));
+	/* Bytes held under TCP_NODELAY are looked at every catch-up poll. */
+	fl_flusher_kick(tx->first_ns + ((tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) ==
+					FL_TXF_NODELAY ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)));
 }
 
 static void fl_tx_mark_empty(struct fl_tx *tx)
