@@ -81,8 +81,15 @@ $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
+# The object's identity ("load" compares a hash of it) must not depend on
+# where the tree or the build dir is: two builds of one commit in different
+# folders load over each other as a no-op. The debug info names the source
+# and build dirs, so both are mapped to fixed names (the build dir last: it
+# may be inside the tree, and the last matching map wins).
+BPF_PREFIX_MAP := -fdebug-prefix-map=$(CURDIR)=. -fdebug-prefix-map=$(abspath $(BUILD))=build
 $(BPFOBJ): bpf/fastlocal.bpf.c bpf/fastlocal.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 $(BPF_PREFIX_MAP) \
+		-I$(abspath $(BUILD)) -Ibpf -c $< -o $@
 
 $(SKEL): $(BPFOBJ)
 	$(BPFTOOL) gen skeleton $< name fastlocal_bpf > $@.tmp && mv $@.tmp $@
