@@ -198,7 +198,7 @@ $(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtabl
 
 # ---------------------------------------------------------------- install
 # "fastlocal bench" finds its harness and fl-bench in $(LIBDIR)/fastlocal/bench.
-BENCH_FILES := bench/run.sh bench/report.sh bench/plot.sh bench/plot.gnuplot
+BENCH_FILES := bench/run.sh bench/progress.sh bench/report.sh bench/plot.sh bench/plot.gnuplot
 install: $(SHIM) $(CLI) $(BUILD)/fl-bench
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/fastlocal/bench
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fastlocal
