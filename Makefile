@@ -81,8 +81,15 @@ $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
+# The object's identity ("load" compares a hash of it) must not depend on
+# where the tree or the build dir is: two builds of one commit in different
+# folders load over each other as a no-op. The debug info names the source
+# and build dirs, so both are mapped to fixed names (the build dir last: it
+# may be inside the tree, and the last matching map wins).
+BPF_PREFIX_MAP := -fdebug-prefix-map=$(CURDIR)=. -fdebug-prefix-map=$(abspath $(BUILD))=build
 $(BPFOBJ): bpf/fastlocal.bpf.c bpf/fastlocal.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 $(BPF_PREFIX_MAP) \
+		-I$(abspath $(BUILD)) -Ibpf -c $< -o $@
 
 $(SKEL): $(BPFOBJ)
 	$(BPFTOOL) gen skeleton $< name fastlocal_bpf > $@.tmp && mv $@.tmp $@
@@ -191,7 +198,7 @@ $(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtabl
 
 # ---------------------------------------------------------------- install
 # "fastlocal bench" finds its harness and fl-bench in $(LIBDIR)/fastlocal/bench.
-BENCH_FILES := bench/run.sh bench/report.sh bench/plot.sh bench/plot.gnuplot
+BENCH_FILES := bench/run.sh bench/progress.sh bench/report.sh bench/plot.sh bench/plot.gnuplot
 install: $(SHIM) $(CLI) $(BUILD)/fl-bench
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/fastlocal/bench
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fastlocal

@@ -17,7 +17,8 @@
 # Each repetition (default 3) runs every transport for each point in turn,
 # starting with a different transport each time, so that this noisy machine's
 # noise falls on all of them alike. --quick: 1 repetition, short runs, fewer
-# sizes (under a minute). Progress and an ETA go to stderr.
+# sizes (under a minute). Progress and an ETA go to stderr (bench/progress.sh:
+# a bar on a terminal, a plain line per step otherwise).
 # Writes into --out (default BUILD_DIR/bench): stream.csv, rtt.csv, rr.csv,
 # churn.csv (one line per run), meta.txt, then bench/report.sh's results.md,
 # results.json and summary.csv, and bench/plot.sh's PNG charts.
@@ -97,19 +98,9 @@ total=$(awk -v r="$REPS" -v t="$nt" -v s="$SECS" -v p="$PP_SECS" -v a="$nss" -v 
 	'BEGIN { printf "%d", r * t * ((a + c + 1) * (s + 0.1) + 2 * b * (p + 0.1)) * 100 }')
 work=0
 start=$(date +%s)
-hms() { if [ "$1" -ge 60 ]; then printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); else printf '%ds' "$1"; fi; }
-progress() { # SECONDS_OF_THIS_RUN LABEL
-	work=$((work + $(awk -v s="$1" 'BEGIN { printf "%d", (s + 0.1) * 100 }')))
-	[ $work -le $total ] || work=$total
-	el=$(($(date +%s) - start))
-	pct=$((work * 100 / total))
-	eta=$((el * (total - work) / work))
-	bar=$(printf '%*s' $((pct / 5)) '' | tr ' ' '#')
-	printf '\rbench: [%-20s] %3d%%  %s elapsed, about %s left  rep %d/%d %-32s' \
-		"$bar" "$pct" "$(hms $el)" "$(hms $eta)" "$rep" "$REPS" "$2" >&2
-}
+. "$HERE/progress.sh"
 fail() {
-	echo >&2
+	progress_end
 	echo "bench/run.sh: FAILED: $1 (a wrong or lost byte, or a broken run; see above)" >&2
 	exit 1
 }
@@ -183,7 +174,7 @@ while [ $rep -le "$REPS" ]; do
 	rep=$((rep + 1))
 done
 rep=$REPS
-echo >&2
+progress_end
 echo "bench: measured in $(hms $(($(date +%s) - start))); writing the report" >&2
 
 sh "$HERE/report.sh" "$OUT"

@@ -32,19 +32,43 @@ static time_t fl_maps_retry_at;
 static int fl_maps_warned;
 
 /* fastlocal run asked for acceleration and there is none: say so, once per
- * process, even with logging off (a silent no-op would look like success). */
-static void fl_maps_warn_missing(const char *dir)
+ * process, even with logging off (a silent no-op would look like success).
+ * pin_err is how opening the sockhash pin failed (-errno, or its fd when it
+ * opened and another pin did not). IMPORTANT: the cause named must be the
+ * real one: a user who may not see root's pins (EACCES: /sys/fs/bpf is
+ * 0700) has fastlocal loaded as far as anyone can tell, and what it lacks
+ * is the broker, not a "fastlocal load". */
+static void fl_maps_warn_missing(const char *dir, int pin_err)
 {
+	const char *broker = fl_config()->broker[0] ? fl_config()->broker : "(none)";
+
 	if (!fl_config()->run)
 		return;
-	if (access(dir, F_OK))
+	if (pin_err == -EACCES || pin_err == -EPERM)
+		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: uid %d may not open "
+				 "the pins in %s (%s) and the broker %s does not answer (run 'sudo "
+				 "fastlocal daemon', or 'sudo systemctl enable --now fastlocal'); "
+				 "connections stay on plain TCP", (int)getuid(), dir,
+				 strerror(-pin_err), broker);
+	else if (pin_err == -ENOENT && geteuid() != 0)
+		/* Not root and no pins here: nothing is loaded, or this is a
+		 * container without the host's bpffs; either way the broker is
+		 * what a process that is not root goes through. */
+		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: nothing is loaded in "
+				 "%s and the broker %s does not answer (run 'sudo fastlocal load' and "
+				 "'sudo fastlocal daemon'); connections stay on plain TCP", dir, broker);
+	else if (pin_err == -ENOENT)
 		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: nothing is loaded in %s "
 				 "(run 'sudo fastlocal load'); connections stay on plain TCP", dir);
+	else if (pin_err >= 0)
+		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: the pins in %s are "
+				 "incomplete (run 'sudo fastlocal load --replace'); connections stay "
+				 "on plain TCP", dir);
 	else
 		fl_log_warn_once(&fl_maps_warned, "acceleration is impossible: the pins in %s cannot "
-				 "be opened by uid %d and the broker %s does not answer (run 'sudo "
-				 "fastlocal daemon'); connections stay on plain TCP", dir,
-				 (int)getuid(), fl_config()->broker[0] ? fl_config()->broker : "(none)");
+				 "be opened by uid %d (%s) and the broker %s does not answer; "
+				 "connections stay on plain TCP", dir, (int)getuid(),
+				 strerror(-pin_err), broker);
 }
 
 static void *fl_map_mmap(const char *dir, const char *name, size_t len)
@@ -133,7 +157,7 @@ static void fl_maps_open_locked(void)
 	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
 		fl_debug("fastlocal is not loaded in %s (or the pins are not readable): "
 			 "connections stay on TCP", dir);
-		fl_maps_warn_missing(dir);
+		fl_maps_warn_missing(dir, m->sockhash);
 		fl_own_fd_drop(&m->sockhash);
 		fl_own_fd_drop(&m->sk);
 		fl_own_fd_drop(&m->slot_index);

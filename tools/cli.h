@@ -21,6 +21,7 @@ int cmd_top(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* "fastlocal <cmd>: <message>" on stderr, one line. */
 void fl_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

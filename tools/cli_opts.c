@@ -22,6 +22,7 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		{ "interval", required_argument, NULL, 'i' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "cmd", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -43,7 +44,13 @@ int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		case 'b': o->btf = optarg; if (accept & FL_OPT_BTF) continue; break;
 		case 'o': o->once = true; if (accept & FL_OPT_ONCE) continue; break;
 		case 'd': o->debug = true; if (accept & FL_OPT_DEBUG) continue; break;
-		case 's': o->socket = optarg; if (accept & FL_OPT_SOCKET) continue; break;
+		case 's':
+			o->socket = optarg;
+			o->socket_given = true;
+			if (accept & FL_OPT_SOCKET)
+				continue;
+			break;
+		case 'c': o->cmd = optarg; if (accept & FL_OPT_CMD) continue; break;
 		case 'i':
 			if (!(accept & FL_OPT_INTERVAL))
 				break;

@@ -16,7 +16,8 @@ enum {
 	FL_OPT_ONCE = 1 << 4,    /* --once (top) */
 	FL_OPT_INTERVAL = 1 << 5, /* --interval SECONDS (top) */
 	FL_OPT_DEBUG = 1 << 6,   /* --debug (run) */
-	FL_OPT_SOCKET = 1 << 7,  /* --socket PATH (daemon, status): the broker's socket */
+	FL_OPT_SOCKET = 1 << 7,  /* --socket PATH (daemon, status, doctor): the broker's socket */
+	FL_OPT_CMD = 1 << 8,     /* --cmd PROGRAM (doctor) */
 };
 
 struct fl_cli_opts {
@@ -27,6 +28,8 @@ struct fl_cli_opts {
 	const char *btf;
 	const char *socket;   /* with FL_OPT_SOCKET: --socket, else $FASTLOCAL_BROKER, else
 			       * FL_BROKER_DEFAULT_SOCKET */
+	bool socket_given;    /* --socket was on the command line */
+	const char *cmd;      /* with FL_OPT_CMD: --cmd, else NULL */
 	int first_arg;        /* with FL_OPT_ARGS: argv index of the first argument */
 };
 

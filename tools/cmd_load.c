@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "object_id.h"
 #include "pin_dir.h"
 #include "pins.h"
 #include "probe.h"
@@ -39,8 +40,8 @@ static const char fl_load_help[] =
 	"\n"
 	"Needs root (CAP_BPF and CAP_NET_ADMIN; CAP_SYS_ADMIN to mount bpffs).\n";
 
-/* FNV-1a: identifies the embedded object so a second load can compare. */
-static __u64 fl_object_hash(void)
+/* object_id.h: FNV-1a over the embedded object. */
+__u64 fl_object_hash(void)
 {
 	size_t sz, i;
 	const unsigned char *p = fastlocal_bpf__elf_bytes(&sz);

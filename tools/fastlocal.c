@@ -23,12 +23,14 @@ static const char fl_main_help[] =
 	"  bench     measure TCP, AF_UNIX, raw redirect and fastlocal on this machine\n"
 	"  config    show the shim's settings, their values and where each came from\n"
 	"  daemon    the broker that enrolls sockets of processes that are not root\n"
+	"  doctor    check everything acceleration needs for this user, and say what to fix\n"
 	"  version   print the version\n"
 	"  help      show this help, or 'help COMMAND' for a command's help\n"
 	"\n"
 	"Every command takes --help. The pin dir is /sys/fs/bpf/fastlocal unless\n"
 	"--pin-dir or FASTLOCAL_PIN_DIR says otherwise.\n"
-	"Exit status: 0 ok, 1 failure, 2 bad usage, 3 not loaded (status).\n";
+	"Exit status: 0 ok, 1 failure (doctor: acceleration does not work), 2 bad usage,\n"
+	"3 not loaded (status).\n";
 
 static const char fl_version_help[] =
 	"Usage: fastlocal version\n\nPrints the version of fastlocal and of its BPF ABI.\n";
@@ -48,6 +50,7 @@ static const struct fl_command fl_commands[] = {
 	{ "bench", cmd_bench },
 	{ "config", cmd_config },
 	{ "daemon", cmd_daemon },
+	{ "doctor", cmd_doctor },
 };
 
 /* "fastlocal[ cmd]: message" on stderr, without the newline. */
