@@ -11,6 +11,7 @@ SHIMDIR ?= $(LIBDIR)
 # systemd reads units from /usr/local/lib/systemd/system as well as from
 # /usr/lib/systemd/system, so the default follows PREFIX.
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 CC      ?= gcc
@@ -208,9 +209,12 @@ install: $(SHIM) $(CLI) $(BUILD)/fl-bench
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fastlocal
 	install -m 0755 $(SHIM) $(DESTDIR)$(SHIMDIR)/libfastlocal.so
 	install -m 0755 $(BUILD)/fl-bench $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench
-	install -m 0644 $(BENCH_FILES) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
+	install -m 0755 $(filter %.sh,$(BENCH_FILES)) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
+	install -m 0644 $(filter-out %.sh,$(BENCH_FILES)) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
 	install -d $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0644 fastlocal.conf.example $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 dist/fastlocal.1 $(DESTDIR)$(MANDIR)/man1/fastlocal.1
 	sed 's|@BINDIR@|$(BINDIR)|g' dist/fastlocal.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/fastlocal.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/fastlocal.service
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/fastlocal ] || \
@@ -219,6 +223,7 @@ install: $(SHIM) $(CLI) $(BUILD)/fl-bench
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/fastlocal $(DESTDIR)$(SHIMDIR)/libfastlocal.so
 	rm -f $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example $(DESTDIR)$(SYSTEMDUNITDIR)/fastlocal.service
+	rm -f $(DESTDIR)$(MANDIR)/man1/fastlocal.1
 	-cmp -s dist/fastlocal.default $(DESTDIR)$(SYSCONFDIR)/default/fastlocal && \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/default/fastlocal
 	rm -f $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench $(addprefix $(DESTDIR)$(LIBDIR)/fastlocal/bench/,$(notdir $(BENCH_FILES)))
