@@ -234,11 +234,12 @@ uninstall:
 # build/fastlocal_VERSION_ARCH.deb (debian/, docs/service.md). The package
 # is built from a clean copy of the tree, so that neither build/ nor
 # build-san/ ends up in it, and dpkg-buildpackage's output (written to
-# the copy's parent) is moved here.
+# the copy's parent) is moved here. None of this make's variables (BUILD,
+# SAN...) may reach the package's own make: MAKEFLAGS is dropped.
 deb:
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
 	tar --exclude=./build --exclude=./build-san --exclude=./.git -cf - . | tar -xf - -C $(BUILD)/deb/src
-	cd $(BUILD)/deb/src && dpkg-buildpackage -b -us -uc
+	cd $(BUILD)/deb/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -b -us -uc
 	mv $(BUILD)/deb/*.deb $(BUILD)/
 	@ls $(BUILD)/*.deb
 
