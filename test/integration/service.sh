@@ -48,7 +48,7 @@ as_unit() {
 	caps=$(unit_key CapabilityBoundingSet | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
 	# shellcheck disable=SC2046 # the environment file's VAR=VALUE lines
 	eval "set -- $1"
-	exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin FASTLOCAL_CONF= LD_PRELOAD="$PRE" \
+	exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin FASTLOCAL_CONF= LD_PRELOAD="$PRE" NOTIFY_SOCKET="${NOTIFY_SOCKET:-}" \
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}" FASTLOCAL_PIN_DIR="$PIN" FASTLOCAL_BROKER="$SOCK" \
 		$(grep -E '^[A-Z_][A-Z0-9_]*=' "$ENVFILE") \
 		setpriv --bounding-set="-all,$caps" --inh-caps=-all --no-new-privs "$@"
@@ -58,20 +58,37 @@ loaded() {
 	[ "$("$CLI" status --json --pin-dir "$PIN" 2>/dev/null | jq -r .loaded)" = true ]
 }
 
-# start: ExecStartPre, then ExecStart in the background until it serves.
+# start: ExecStartPre, then ExecStart in the background, ready when it
+# says so: through NOTIFY_SOCKET, like systemd, for Type=notify.
 start() {
 	pre=$(unit_cmd ExecStartPre) && cmd=$(unit_cmd ExecStart) || return 1
+	[ "$(unit_key Type)" = notify ] || t_fail "the unit is Type=$(unit_key Type), not notify" || return 1
 	(as_unit "$pre") >"$T_TMP/pre.out" 2>&1 ||
 		t_fail "ExecStartPre failed: $(head -c 400 "$T_TMP/pre.out")" || return 1
 	mkdir -p "$(dirname "$SOCK")" # RuntimeDirectory=
-	(as_unit "$cmd") >"$T_TMP/daemon.out" 2>&1 &
-	DAEMON=$!
+	# systemd's side of sd_notify: one datagram, printed as it came.
+	rm -f "$T_TMP/notify" "$T_TMP/notify.out"
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(10)
+print(s.recv(4096).decode(), flush=True)' "$T_TMP/notify" >"$T_TMP/notify.out" 2>&1 &
+	listener=$!
 	i=0
-	until grep -q serving "$T_TMP/daemon.out" 2>/dev/null; do
+	until [ -S "$T_TMP/notify" ]; do
 		i=$((i + 1))
-		[ $i -lt 200 ] || t_fail "ExecStart did not serve: $(head -c 400 "$T_TMP/daemon.out")" || return 1
+		[ $i -lt 200 ] || t_fail "the notify listener did not start: $(cat "$T_TMP/notify.out")" || return 1
 		sleep 0.05
 	done
+	(NOTIFY_SOCKET=$T_TMP/notify as_unit "$cmd") >"$T_TMP/daemon.out" 2>&1 &
+	DAEMON=$!
+	wait $listener
+	grep -qx 'READY=1' "$T_TMP/notify.out" ||
+		t_fail "no READY=1 from ExecStart: notify '$(cat "$T_TMP/notify.out")', daemon '$(head -c 300 "$T_TMP/daemon.out")'" || return 1
+	# Ready must mean listening: the broker answers at once.
+	[ "$("$CLI" status --json --pin-dir "$PIN" --socket "$SOCK" | jq -r .broker.answers)" = true ] ||
+		t_fail "READY=1, yet the broker does not answer on $SOCK"
 }
 
 # stop: SIGTERM (systemd's KillSignal), the exit status, then ExecStopPost.
@@ -112,8 +129,6 @@ systemd_analyze_verify_is_silent() {
 the_unit_loads_and_its_broker_enrolls_nobody() {
 	start || return 1
 	loaded || t_fail "ExecStartPre did not load in $PIN" || return 1
-	[ "$("$CLI" status --json --pin-dir "$PIN" --socket "$SOCK" | jq -r .broker.answers)" = true ] ||
-		t_fail "status: the broker does not answer on $SOCK" || return 1
 	# A verified transfer between two processes of nobody, run by the
 	# installed CLI (which finds the installed shim).
 	chmod 0755 "$T_TMP" && cp "$FL_TEST_BUILD/fl-xfer" "$T_TMP/" || return 1
@@ -194,7 +209,7 @@ systemdunitdir_is_honoured() {
 
 t_run "make install puts the unit and /etc/default/fastlocal under DESTDIR" install_puts_the_unit_under_destdir
 t_run "systemd-analyze verify accepts the installed unit without a word" systemd_analyze_verify_is_silent
-t_run "the unit's commands load, and its broker enrolls processes of nobody" the_unit_loads_and_its_broker_enrolls_nobody
+t_run "the unit's commands load, its broker says READY=1 and enrolls processes of nobody" the_unit_loads_and_its_broker_enrolls_nobody
 t_run "stopping the unit stops the broker and leaves the pins" stopping_leaves_the_pins
 t_run "the broker does not start without CAP_SYS_ADMIN" the_broker_needs_cap_sys_admin
 t_run "with FASTLOCAL_UNLOAD_ON_STOP=yes stopping unloads" unload_on_stop_removes_the_pins
