@@ -7,10 +7,12 @@
 # Runs in the normal build only: it builds the package from scratch
 # (about 40 s with lintian), and the package is never built with the
 # sanitizers, so under build-san it would check the same thing twice.
+# The package is on this machine for a few seconds, which no other test
+# notices: none reads /etc/fastlocal.conf (test/run.sh sets FASTLOCAL_CONF
+# empty) or runs the fastlocal on PATH, and prerm unloads only this test's
+# pin dir (FASTLOCAL_PIN_DIR reaches it through dpkg).
 # fl-test-weight: 60
 # fl-test-timeout: 400
-# (dpkg -i installs host-wide, so nothing else may run meanwhile:)
-# fl-test-alone: installs the package on this machine for a moment
 . "$FL_TEST_TOP/test/lib/fltest.sh"
 
 TOP=$FL_TEST_TOP
