@@ -133,7 +133,7 @@ the_unit_loads_and_its_broker_enrolls_nobody() {
 	# installed CLI (which finds the installed shim).
 	chmod 0755 "$T_TMP" && cp "$FL_TEST_BUILD/fl-xfer" "$T_TMP/" || return 1
 	before=$("$CLI" status --json --pin-dir "$PIN" | jq .broker.enrolled_total)
-	bytes=4194304
+	bytes=67108864
 	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=$PRE FASTLOCAL_BROKER=$SOCK FASTLOCAL_PIN_DIR=$PIN $D/usr/bin/fastlocal run -- $T_TMP/fl-xfer"
 	# A free port: the next one when the server says it is taken.
 	port=$((20000 + $$ % 20000))
@@ -161,7 +161,8 @@ the_unit_loads_and_its_broker_enrolls_nobody() {
 	echo "  broker enrolled $((after - before)) sockets of nobody"
 	[ $((after - before)) -ge 2 ] || t_fail "the broker enrolled $((after - before)) sockets, expected both ends" || return 1
 	[ "$("$CLI" status --json --pin-dir "$PIN" | jq .redirected_bytes)" -gt 0 ] ||
-		t_fail "nothing was redirected"
+		t_fail "nothing was redirected: $("$CLI" status --json --pin-dir "$PIN" |
+			jq -c '{passed_bytes_by_reason, fallbacks, enrolled_total}')"
 }
 
 stopping_leaves_the_pins() {
