@@ -5,6 +5,13 @@ PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 SYSCONFDIR ?= /etc
+# The shim's directory: the Debian package uses $(LIBDIR)/fastlocal, where
+# "fastlocal run" looks too (tools/preload_env.c).
+SHIMDIR ?= $(LIBDIR)
+# systemd reads units from /usr/local/lib/systemd/system as well as from
+# /usr/lib/systemd/system, so the default follows PREFIX.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 CC      ?= gcc
@@ -33,7 +40,8 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # Debian packages that the build, the tests and the demo use.
 DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy tmux \
-	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3 nftables
+	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3 nftables \
+	systemd dpkg-dev debhelper lintian fakeroot
 
 SHIM_SRCS := $(wildcard preload/*.c)
 # Shared with the shim: the key (key.c) and same-host check (same_host.c),
@@ -56,7 +64,7 @@ UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit_%,$(UNIT_SRCS))
 IT_BINS   := $(patsubst test/integration/%.c,$(BUILD)/test/%,$(IT_SRCS))
 STREAM    := $(BUILD)/fl-stream
 
-.PHONY: all deps test test-build demo bench fuzz install uninstall clean
+.PHONY: all deps test test-build demo bench fuzz install uninstall deb clean
 .DEFAULT_GOAL := all
 
 all: $(SHIM) $(CLI) $(STREAM) $(BUILD)/fl-bench $(BUILD)/fl-xfer
@@ -199,20 +207,48 @@ $(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtabl
 # ---------------------------------------------------------------- install
 # "fastlocal bench" finds its harness and fl-bench in $(LIBDIR)/fastlocal/bench.
 BENCH_FILES := bench/run.sh bench/progress.sh bench/report.sh bench/plot.sh bench/plot.gnuplot
+# The systemd unit (dist/fastlocal.service.in, docs/service.md) names the
+# installed CLI; /etc/default/fastlocal is the user's: installed when
+# missing, removed by uninstall only when nobody changed it.
+# (Written at install time: BINDIR may differ from the one of "make".)
 install: $(SHIM) $(CLI) $(BUILD)/fl-bench
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/fastlocal/bench
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHIMDIR) $(DESTDIR)$(LIBDIR)/fastlocal/bench
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fastlocal
-	install -m 0755 $(SHIM) $(DESTDIR)$(LIBDIR)/libfastlocal.so
+	install -m 0755 $(SHIM) $(DESTDIR)$(SHIMDIR)/libfastlocal.so
 	install -m 0755 $(BUILD)/fl-bench $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench
-	install -m 0644 $(BENCH_FILES) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
-	install -d $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 $(filter %.sh,$(BENCH_FILES)) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
+	install -m 0644 $(filter-out %.sh,$(BENCH_FILES)) $(DESTDIR)$(LIBDIR)/fastlocal/bench/
+	install -d $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0644 fastlocal.conf.example $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 dist/fastlocal.1 $(DESTDIR)$(MANDIR)/man1/fastlocal.1
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/fastlocal.service.in > $(DESTDIR)$(SYSTEMDUNITDIR)/fastlocal.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/fastlocal.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/fastlocal ] || \
+		install -m 0644 dist/fastlocal.default $(DESTDIR)$(SYSCONFDIR)/default/fastlocal
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/fastlocal $(DESTDIR)$(LIBDIR)/libfastlocal.so
-	rm -f $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example
+	rm -f $(DESTDIR)$(BINDIR)/fastlocal $(DESTDIR)$(SHIMDIR)/libfastlocal.so
+	rm -f $(DESTDIR)$(SYSCONFDIR)/fastlocal.conf.example $(DESTDIR)$(SYSTEMDUNITDIR)/fastlocal.service
+	rm -f $(DESTDIR)$(MANDIR)/man1/fastlocal.1
+	-cmp -s dist/fastlocal.default $(DESTDIR)$(SYSCONFDIR)/default/fastlocal && \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/default/fastlocal
 	rm -f $(DESTDIR)$(LIBDIR)/fastlocal/bench/fl-bench $(addprefix $(DESTDIR)$(LIBDIR)/fastlocal/bench/,$(notdir $(BENCH_FILES)))
-	-rmdir $(DESTDIR)$(LIBDIR)/fastlocal/bench $(DESTDIR)$(LIBDIR)/fastlocal 2>/dev/null
+	-rmdir $(DESTDIR)$(LIBDIR)/fastlocal/bench $(filter-out $(DESTDIR)$(LIBDIR),$(DESTDIR)$(SHIMDIR)) \
+		$(DESTDIR)$(LIBDIR)/fastlocal 2>/dev/null
+
+# ---------------------------------------------------------------- Debian
+# build/fastlocal_VERSION_ARCH.deb (debian/, docs/service.md). The package
+# is built from a clean copy of the tree, so that neither build/ nor
+# build-san/ ends up in it, and dpkg-buildpackage's output (written to
+# the copy's parent) is moved here. None of this make's variables (BUILD,
+# SAN...) may reach the package's own make: MAKEFLAGS is dropped.
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	tar --exclude=./build --exclude=./build-san --exclude=./.git -cf - . | tar -xf - -C $(BUILD)/deb/src
+	cd $(BUILD)/deb/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -b -us -uc
+	mv $(BUILD)/deb/*.deb $(BUILD)/
+	@ls $(BUILD)/*.deb
 
 clean:
 	rm -rf build build-san

@@ -21,6 +21,7 @@
 #include "broker_serve.h"
 #include "cli.h"
 #include "cli_opts.h"
+#include "sd_notify.h"
 
 static const char fl_daemon_help[] =
 	"Usage: fastlocal daemon [--socket PATH] [--pin-dir DIR]\n"
@@ -39,7 +40,8 @@ static const char fl_daemon_help[] =
 	"  -h, --help     show this help\n"
 	"\n"
 	"Needs root, and 'fastlocal load' first. Shims find it through\n"
-	"FASTLOCAL_BROKER (same default).\n";
+	"FASTLOCAL_BROKER (same default). Under systemd (Type=notify) it reports\n"
+	"ready through $NOTIFY_SOCKET once it listens; docs/service.md.\n";
 
 /* Owned by this file: set by the SIGTERM/SIGINT handler, read by the loop
  * (broker_loop.c). */
@@ -140,7 +142,13 @@ int cmd_daemon(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	printf("fastlocal daemon: serving %s for %s\n", o.socket, o.pd.path);
 	fflush(stdout);
+	/* Ready means listening: a unit ordered after fastlocal.service may
+	 * connect at once. A manager that cannot be told is only logged. */
+	snprintf(err, sizeof(err), "READY=1\nSTATUS=serving %s for %s", o.socket, o.pd.path);
+	if (fl_sd_notify(err) < 0)
+		fl_err("daemon", "cannot notify $NOTIFY_SOCKET: %s", strerror(errno));
 	fl_broker_loop(&b, s, &fl_daemon_stop);
+	fl_sd_notify("STOPPING=1");
 	unlink(o.socket);
 	close(s);
 	fl_broker_close(&b);

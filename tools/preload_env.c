@@ -41,7 +41,7 @@ int fl_preload_compose(char *out, size_t outlen, const char *existing, const cha
 
 int fl_shim_locate(char *out, size_t outlen, const char *libdir, char *err, size_t errlen)
 {
-	char exe[PATH_MAX], cand[3][PATH_MAX + 32];
+	char exe[PATH_MAX], cand[5][PATH_MAX + 32];
 	const char *env = getenv("FASTLOCAL_LIB");
 	ssize_t len;
 	char *slash;
@@ -62,9 +62,13 @@ int fl_shim_locate(char *out, size_t outlen, const char *libdir, char *err, size
 			*slash = '\0';
 			snprintf(cand[n++], sizeof(cand[0]), "%s/libfastlocal.so", exe);
 			snprintf(cand[n++], sizeof(cand[0]), "%s/../lib/libfastlocal.so", exe);
+			snprintf(cand[n++], sizeof(cand[0]), "%s/../lib/fastlocal/libfastlocal.so", exe);
 		}
 	}
+	/* lib/fastlocal/: where the Debian package keeps the shim, a private
+	 * directory (it has no soname and is no library to link against). */
 	snprintf(cand[n++], sizeof(cand[0]), "%s/libfastlocal.so", libdir);
+	snprintf(cand[n++], sizeof(cand[0]), "%s/fastlocal/libfastlocal.so", libdir);
 	for (i = 0; i < n; i++) {
 		if (access(cand[i], R_OK) == 0 && realpath(cand[i], exe) && strlen(exe) < outlen) {
 			snprintf(out, outlen, "%s", exe);
