@@ -1,6 +1,10 @@
-# nginx.sh - sourced by run.sh: nginx (one worker, sendfile on) serving a
-# 1 KiB and a 64 MiB file to wrk and curl; then both files fetched with curl
-# and compared by sha256. nginx_start and wrk_run are used by haproxy.sh too.
+# nginx.sh - sourced by run.sh: nginx as a deployment runs it (master as
+# root, one worker as nobody, sendfile, tcp_nopush, tcp_nodelay, keep-alive)
+# serving a 1 KiB and a 64 MiB file to wrk and curl; then both files fetched
+# with curl and compared by sha256 and cmp. Under the shim the worker, not
+# being root, enrolls through the broker (run.sh starts it): a keep-alive
+# wrk run in which the broker enrolled none of the worker's sockets fails
+# the run. nginx_start and wrk_run are used by haproxy.sh too.
 
 WRK_SECS=3 CURL_1K=2000 CURL_BIG=4
 [ "$QUICK" = 1 ] && WRK_SECS=1 CURL_1K=500 CURL_BIG=2
@@ -15,13 +19,14 @@ www_files() {
 }
 
 # nginx_start NAME MODE PORT: an nginx of its own in $WORK/NAME, in the
-# foreground (daemon off) so that its PID is the master's.
+# foreground (daemon off) so that its PID is the master's. The master runs
+# as root, the worker as nobody.
 nginx_start() {
 	d=$WORK/$1
 	mkdir -p "$d"
 	www_files
 	cat >"$d/nginx.conf" <<CONF
-user root;
+user nobody $(id -gn nobody);
 worker_processes 1;
 daemon off;
 pid $d/nginx.pid;
@@ -31,6 +36,8 @@ http {
     access_log off;
     sendfile on;
     tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 65;
     # wrk's keep-alive connections must not be closed every 1000 requests.
     keepalive_requests 100000000;
     default_type application/octet-stream;
@@ -125,7 +132,8 @@ curl_small() {
 	awk '{ t += $2 } END { printf "%.0f\n", NR / t }' "$WORK/curl.err"
 }
 
-# curl_sha256 APP MODE PORT: both files through curl, compared by sha256.
+# curl_sha256 APP MODE PORT: both files through curl, compared by sha256
+# and byte for byte (cmp).
 curl_sha256() {
 	a=$1 m=$2 port=$3
 	for f in 1k.bin 64m.bin; do
@@ -133,8 +141,8 @@ curl_sha256() {
 		with_mode "$m" curl -s -o "$WORK/dl" "http://127.0.0.1:$port/$f"
 		want=$(sha256sum <"$WORK/www/$f" | cut -d' ' -f1)
 		got=$(sha256sum <"$WORK/dl" | cut -d' ' -f1)
-		if [ "$want" = "$got" ]; then
-			ipass "$a" "curl $f, sha256" "$m" "sha256 matches the original"
+		if [ "$want" = "$got" ] && cmp -s "$WORK/dl" "$WORK/www/$f"; then
+			ipass "$a" "curl $f, sha256" "$m" "sha256 and cmp match the original"
 		else
 			ifail "$a" "curl $f, sha256" "$m" "sha256 $got ($(wc -c <"$WORK/dl") bytes) is not the original's $want"
 		fi
@@ -142,10 +150,29 @@ curl_sha256() {
 }
 
 # Wrappers with the mode first, as measure() calls them.
+# Keep-alive runs under the shim also check that the worker enrolled: the
+# broker (which only non-root processes use, so here only the worker) must
+# have enrolled some of its sockets, and bytes must have been redirected.
+# Otherwise the row would measure plain TCP under a fastlocal label: an
+# integrity failure, not a slow number. Not every connection is required:
+# a connection enrolls after its first 4 KiB (FASTLOCAL_ENROLL_AFTER), and
+# with -c 400 for 1 s (--quick) some get fewer; the count is logged.
 nginx_wrk() {
 	eval "port=\$NGINX_PORT_$1"
+	b0=$(flstat broker.enrolled_total)
+	r0=$(flstat redirected_bytes)
 	wrk_run nginx "$2" "$1" "$port" "$3" "$4" "$5" "${6:-}"
+	[ "$1" = shim ] && [ "${6:-}" != close ] || return 0
+	b=$(($(flstat broker.enrolled_total) - b0))
+	r=$(($(flstat redirected_bytes) - r0))
+	log "nginx $2 (shim): the broker enrolled $b of the worker's sockets for $4 connections; $r bytes redirected"
+	if [ "$b" -gt 0 ] && [ "$r" -gt 0 ]; then
+		ipass nginx "worker (as nobody) enrolled" shim "the broker enrolled the worker's sockets in every keep-alive run; bytes redirected"
+	else
+		ifail nginx "worker (as nobody) enrolled" shim "$2: the broker enrolled $b of the nginx worker's sockets, $r bytes redirected: the worker ran on plain TCP"
+	fi
 }
+
 nginx_curl_big() {
 	eval "port=\$NGINX_PORT_$1"
 	curl_big nginx "64 MiB, curl" "$1" "$port"
@@ -162,11 +189,13 @@ nginx_main() {
 		nginx_start "nginx-$m" "$m" "$port" || return 1
 	done
 	v1="1 KiB, wrk -c 50, keep-alive"
+	v1b="1 KiB, wrk -c 400, keep-alive"
 	v2="1 KiB, wrk -c 50, new connection per request"
 	v3="64 MiB, wrk -c 4"
 	rep=1
 	while [ $rep -le "$REPS" ]; do
 		pair $rep nginx "$v1" rps nginx_wrk "$v1" 1k.bin 50 rps
+		pair $rep nginx "$v1b" rps nginx_wrk "$v1b" 1k.bin 400 rps
 		pair $rep nginx "$v2" rps nginx_wrk "$v2" 1k.bin 50 rps close
 		pair $rep nginx "$v3" Gbit/s nginx_wrk "$v3" 64m.bin 4 Gbit/s
 		pair $rep nginx "64 MiB, curl" Gbit/s nginx_curl_big
