@@ -150,6 +150,29 @@ curl_sha256() {
 }
 
 # Wrappers with the mode first, as measure() calls them.
+# resp_size PORT FILE: the length of nginx's whole response for FILE
+# (headers and body; its headers have a fixed length for one file, the
+# Date included), from a HEAD request. Asked once, before the runs, so that
+# no run's counters include it.
+resp_size() {
+	h=$(curl -s -I "http://127.0.0.1:$1/$2" | wc -c)
+	echo $((h + $(wc -c <"$WORK/www/$2")))
+}
+
+# wrk_size_check VARIANT MODE FILE CONNS: every response wrk read on
+# keep-alive connections had the right length: wrk's byte count is its
+# complete responses' plus at most one partial response per connection in
+# flight when it stopped.
+wrk_size_check() {
+	case $3 in 1k.bin) one=$RESP_1K ;; *) one=$RESP_BIG ;; esac
+	lo=$((w_requests * one)) hi=$(((w_requests + $4) * one))
+	if [ "$w_bytes" -ge $lo ] && [ "$w_bytes" -le $hi ]; then
+		ipass nginx "$1" "$2" "wrk's bytes = its responses x $one B each (+ those in flight)"
+	else
+		ifail nginx "$1" "$2" "wrk read $w_bytes bytes in $w_requests responses of $one B each (+ at most $4 in flight): a response of the wrong length"
+	fi
+}
+
 # Keep-alive runs under the shim also check that the worker enrolled: the
 # broker (which only non-root processes use, so here only the worker) must
 # have enrolled some of its sockets, and bytes must have been redirected.
@@ -161,10 +184,13 @@ nginx_wrk() {
 	eval "port=\$NGINX_PORT_$1"
 	b0=$(flstat broker.enrolled_total)
 	r0=$(flstat redirected_bytes)
+	w_requests= w_bytes=
 	wrk_run nginx "$2" "$1" "$port" "$3" "$4" "$5" "${6:-}"
-	[ "$1" = shim ] && [ "${6:-}" != close ] || return 0
+	[ "${6:-}" != close ] || return 0
 	b=$(($(flstat broker.enrolled_total) - b0))
 	r=$(($(flstat redirected_bytes) - r0))
+	[ -z "$w_requests" ] || wrk_size_check "$2" "$1" "$3" "$4"
+	[ "$1" = shim ] || return 0
 	log "nginx $2 (shim): the broker enrolled $b of the worker's sockets for $4 connections; $r bytes redirected"
 	if [ "$b" -gt 0 ] && [ "$r" -gt 0 ]; then
 		ipass nginx "worker (as nobody) enrolled" shim "the broker enrolled the worker's sockets in every keep-alive run; bytes redirected"
@@ -188,6 +214,8 @@ nginx_main() {
 		eval "NGINX_PORT_$m=$port"
 		nginx_start "nginx-$m" "$m" "$port" || return 1
 	done
+	RESP_1K=$(resp_size "$NGINX_PORT_plain" 1k.bin)
+	RESP_BIG=$(resp_size "$NGINX_PORT_plain" 64m.bin)
 	v1="1 KiB, wrk -c 50, keep-alive"
 	v1b="1 KiB, wrk -c 400, keep-alive"
 	v2="1 KiB, wrk -c 50, new connection per request"

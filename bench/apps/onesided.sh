@@ -48,11 +48,13 @@ onesided_main() {
 		eval "IPERF_PORT_$m=$port"
 		start_server "os-iperf3-$m" plain "$port" iperf3 -s -B 127.0.0.1 -p "$port" || return 1
 	done
-	# The GET runs read keys a SET wrote (the same 64 B values).
-	CLIENT_MODE=plain
-	redis_bench plain set 1 64 >/dev/null
-	redis_bench shim set 1 64 >/dev/null
-	CLIENT_MODE=
+	# The key redis-benchmark's GET reads (without -r, one literal key),
+	# with a 64 B value: the reply is the 64 B response.
+	val=$(head -c 48 /dev/urandom | base64 -w0)
+	for m in plain shim; do
+		eval "port=\$REDIS_PORT_$m"
+		[ "$(redis-cli -h 127.0.0.1 -p "$port" set key:__rand_int__ "$val")" = OK ] || return 1
+	done
 	vr="64 B GET -c 50 -P 1, redis-server under the shim, client plain"
 	vs="1 stream, iperf3 client under the shim, server plain"
 	rep=1
