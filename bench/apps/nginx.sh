@@ -175,11 +175,17 @@ wrk_size_check() {
 
 # Keep-alive runs under the shim also check that the worker enrolled: the
 # broker (which only non-root processes use, so here only the worker) must
-# have enrolled some of its sockets, and bytes must have been redirected.
-# Otherwise the row would measure plain TCP under a fastlocal label: an
-# integrity failure, not a slow number. Not every connection is required:
-# a connection enrolls after its first 4 KiB (FASTLOCAL_ENROLL_AFTER), and
-# with -c 400 for 1 s (--quick) some get fewer; the count is logged.
+# have enrolled some of its sockets, and the redirected bytes must have
+# grown by at least 90% of the bytes of the responses wrk read (they count
+# both directions, so requests add about 6% on top of the responses).
+# Otherwise the row would measure (mostly) plain TCP under a fastlocal
+# label: an integrity failure, not a slow number. Not every byte is
+# required: a connection enrolls after its first 4 KiB
+# (FASTLOCAL_ENROLL_AFTER), and with -c 400 a few connections were seen
+# never to enroll (386 of 400); the counts are logged. The 64 MiB run
+# only needs some bytes redirected: large responses go over TCP for a
+# while when the reader's redirected budget is full (flow control,
+# docs/design.md section 3), by design, not for want of enrollment.
 nginx_wrk() {
 	eval "port=\$NGINX_PORT_$1"
 	b0=$(flstat broker.enrolled_total)
@@ -191,11 +197,13 @@ nginx_wrk() {
 	r=$(($(flstat redirected_bytes) - r0))
 	[ -z "$w_requests" ] || wrk_size_check "$2" "$1" "$3" "$4"
 	[ "$1" = shim ] || return 0
-	log "nginx $2 (shim): the broker enrolled $b of the worker's sockets for $4 connections; $r bytes redirected"
-	if [ "$b" -gt 0 ] && [ "$r" -gt 0 ]; then
-		ipass nginx "worker (as nobody) enrolled" shim "the broker enrolled the worker's sockets in every keep-alive run; bytes redirected"
+	wb=${w_bytes:-0} want=$(((${w_bytes:-0} * 9 + 9) / 10))
+	[ "$3" = 1k.bin ] || want=1
+	log "nginx $2 (shim): the broker enrolled $b of the worker's sockets for $4 connections; $r bytes redirected, wrk read $wb"
+	if [ "$b" -gt 0 ] && [ "$wb" -gt 0 ] && [ "$r" -ge "$want" ]; then
+		ipass nginx "worker (as nobody) enrolled" shim "in every keep-alive run the broker enrolled the worker's sockets; redirected bytes >= 90% of wrk's response bytes (1 KiB), > 0 (64 MiB)"
 	else
-		ifail nginx "worker (as nobody) enrolled" shim "$2: the broker enrolled $b of the nginx worker's sockets, $r bytes redirected: the worker ran on plain TCP"
+		ifail nginx "worker (as nobody) enrolled" shim "$2: the broker enrolled $b of the nginx worker's sockets, $r bytes redirected for $wb bytes of responses (needed $want): the worker ran (mostly) on plain TCP"
 	fi
 }
 

@@ -10,8 +10,8 @@
 #            the run fails if it is not); a 1 KiB file to wrk -c 50 and
 #            -c 400 keep-alive, and a 64 MiB one; sha256 and cmp via curl
 #   onesided the peer never enrolls: redis-server under the shim with a
-#            plain redis-benchmark (64 B GET), an iperf3 client under the
-#            shim to a plain server
+#            plain redis-benchmark (64 B GET) and the reverse, an iperf3
+#            client under the shim to a plain server and the reverse
 #   iperf3   one stream, with and without -Z (sendfile)
 #   haproxy  in splice mode in front of nginx: 64 MiB via curl (sha256),
 #            1 KiB via wrk
@@ -102,7 +102,7 @@ for a in $APPS; do
 	case $a in
 	redis) STEPS=$((STEPS + 4)) ;;
 	nginx) STEPS=$((STEPS + 6)) ;;
-	onesided) STEPS=$((STEPS + 3)) ;;
+	onesided) STEPS=$((STEPS + 4)) ;;
 	iperf3 | haproxy) STEPS=$((STEPS + 2)) ;;
 	*) echo "bench/apps/run.sh: unknown app '$a'" >&2; exit 2 ;;
 	esac
