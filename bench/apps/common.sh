@@ -67,9 +67,11 @@ start_server() {
 }
 
 # start_broker: "fastlocal daemon" on $FASTLOCAL_BROKER for this run's pin
-# dir, in the background, until it answers (up to 10 s).
+# dir, in the background, until it answers (up to 10 s). Both are given
+# explicitly, though the daemon would take them from the environment too:
+# a broker serving the default pin dir would enroll nothing of this run's.
 start_broker() {
-	"$CLI" daemon --socket "$FASTLOCAL_BROKER" >"$WORK/broker.log" 2>&1 &
+	"$CLI" daemon --socket "$FASTLOCAL_BROKER" --pin-dir "$FASTLOCAL_PIN_DIR" >"$WORK/broker.log" 2>&1 &
 	BROKER_PID=$!
 	i=0
 	until [ "$("$CLI" status --json --socket "$FASTLOCAL_BROKER" | jq -r .broker.answers)" = true ]; do
