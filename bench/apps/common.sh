@@ -33,14 +33,16 @@ wait_listen() {
 }
 
 # with_mode MODE CMD...: CMD plain, or under the shim ("fastlocal run"
-# execs CMD, so a PID taken from "&" is the server's own).
+# execs CMD, so a PID taken from "&" is the server's own). Clients only:
+# CLIENT_MODE, when set, overrides MODE (onesided.sh keeps them plain).
+# (Its own variable: sh has no locals, and callers keep theirs in m.)
 with_mode() {
-	m=$1
+	wm=${CLIENT_MODE:-$1}
 	shift
-	case $m in
+	case $wm in
 	plain) "$@" ;;
 	shim) "$CLI" run -- "$@" ;;
-	*) log "with_mode: bad mode '$m'"; return 2 ;;
+	*) log "with_mode: bad mode '$wm'"; return 2 ;;
 	esac
 }
 
@@ -62,6 +64,30 @@ start_server() {
 		log "$name did not listen on port $port: $(tail -c 400 "$WORK/$name.log")"
 		return 1
 	fi
+}
+
+# start_broker: "fastlocal daemon" on $FASTLOCAL_BROKER for this run's pin
+# dir, in the background, until it answers (up to 10 s). Both are given
+# explicitly, though the daemon would take them from the environment too:
+# a broker serving the default pin dir would enroll nothing of this run's.
+start_broker() {
+	"$CLI" daemon --socket "$FASTLOCAL_BROKER" --pin-dir "$FASTLOCAL_PIN_DIR" >"$WORK/broker.log" 2>&1 &
+	BROKER_PID=$!
+	i=0
+	until [ "$("$CLI" status --json --socket "$FASTLOCAL_BROKER" | jq -r .broker.answers)" = true ]; do
+		i=$((i + 1))
+		if [ $i -ge 200 ] || ! alive "$BROKER_PID"; then
+			log "the broker did not answer on $FASTLOCAL_BROKER: $(tail -c 400 "$WORK/broker.log")"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+stop_broker() {
+	[ -n "${BROKER_PID:-}" ] || return 0
+	kill "$BROKER_PID" 2>/dev/null && wait "$BROKER_PID" 2>/dev/null
+	BROKER_PID=
 }
 
 # alive PID: running, not a zombie waiting to be reaped (kill -0 succeeds on

@@ -20,7 +20,8 @@ iperf3_slack() {
 	echo $((2 * r + w + 4194304))
 }
 
-# iperf3_run MODE VARIANT [-Z]: prints the receiver's Gbit/s.
+# iperf3_run MODE VARIANT [-Z]: prints the receiver's Gbit/s. Rows are app
+# $IPERF_APP (onesided.sh sets it).
 iperf3_run() {
 	m=$1 v=$2
 	shift 2
@@ -35,16 +36,16 @@ iperf3_run() {
 	bps=$(printf '%s' "$r" | cut -f4)
 	want=$(numfmt --from=iec "$IPERF_BYTES")
 	if [ $rc != 0 ] || [ -z "$r" ] || [ -n "$err" ]; then
-		ifail iperf3 "$v" "$m" "iperf3 exited $rc: ${err:-$(tail -c 300 "$WORK/iperf3.err")}"
+		ifail "${IPERF_APP:-iperf3}" "$v" "$m" "iperf3 exited $rc: ${err:-$(tail -c 300 "$WORK/iperf3.err")}"
 		return
 	fi
 	short=$((sent - recv))
 	if [ "$sent" != "$want" ]; then
-		ifail iperf3 "$v" "$m" "the sender sent $sent bytes, not $want"
+		ifail "${IPERF_APP:-iperf3}" "$v" "$m" "the sender sent $sent bytes, not $want"
 	elif [ "$short" -lt 0 ] || [ "$short" -gt "$(iperf3_slack)" ]; then
-		ifail iperf3 "$v" "$m" "sender sent $sent bytes, receiver counted $recv"
+		ifail "${IPERF_APP:-iperf3}" "$v" "$m" "sender sent $sent bytes, receiver counted $recv"
 	else
-		ipass iperf3 "$v" "$m" "all $IPERF_BYTES sent; receiver's count short only by what was still queued"
+		ipass "${IPERF_APP:-iperf3}" "$v" "$m" "all $IPERF_BYTES sent; receiver's count short only by what was still queued"
 		log "iperf3 $v ($m): receiver counted $short bytes fewer than sent (still queued at TEST_END)"
 	fi
 	awk -v b="$bps" 'BEGIN { printf "%.3f\n", b / 1e9 }'
