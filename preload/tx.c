@@ -279,6 +279,13 @@ static bool fl_tx_fd_names(const struct fl_tx *tx, int fd)
 }
 
 /* Bytes are buffered now: count the socket and tell the timer. */
+/* Bytes held under TCP_NODELAY only because the reader was behind (not
+ * corked, not MSG_MORE). */
+static bool fl_tx_nodelay_held(const struct fl_tx *tx)
+{
+	return (tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) == FL_TXF_NODELAY;
+}
+
 static void fl_tx_mark_pending(struct fl_tx *tx)
 {
 	bool was_listed;
@@ -294,8 +301,7 @@ static void fl_tx_mark_pending(struct fl_tx *tx)
 	}
 	pthread_mutex_unlock(&fl_pending_lock);
 	/* Bytes held under TCP_NODELAY are looked at every catch-up poll. */
-	fl_flusher_kick(tx->first_ns + ((tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) ==
-					FL_TXF_NODELAY ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)));
+	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)));
 }
 
 static void fl_tx_mark_empty(struct fl_tx *tx)
@@ -506,26 +512,6 @@ direct:
 }
 
 /*
- * Coalescing pays only on the redirect path with a reader that is busy.
- * The peer's counters sit on a cache line its reader keeps writing, so they
- * are looked at when a batch starts and then every 4 KiB buffered, not on
- * every small write.
- */
-static bool fl_tx_peer_busy(struct fl_tx *tx)
-{
-	uint32_t budget;
-	bool redirecting;
-	uint64_t unread;
-
-	if (tx->len && tx->len - tx->checked_len < 4096)
-		return tx->peer_busy;
-	unread = fl_slot_peer_unread(tx->slot, &budget, &redirecting);
-	tx->checked_len = tx->len;
-	tx->peer_busy = redirecting && unread > 0;
-	return tx->peer_busy;
-}
-
-/*
  * Under TCP_NODELAY a write waits only while the reader still has unread
  * bytes: it would only join them in the reader's queue. Looked at on every
  * write, so the first write after the reader caught up takes the buffer
@@ -540,11 +526,19 @@ static bool fl_tx_peer_unread(struct fl_tx *tx)
 	return redirecting && unread > 0;
 }
 
-/* Bytes held under TCP_NODELAY only because the reader was behind (not
- * corked, not MSG_MORE). */
-static bool fl_tx_nodelay_held(const struct fl_tx *tx)
+/*
+ * Coalescing pays only on the redirect path with a reader that is busy.
+ * The peer's counters sit on a cache line its reader keeps writing, so they
+ * are looked at when a batch starts and then every 4 KiB buffered, not on
+ * every small write.
+ */
+static bool fl_tx_peer_busy(struct fl_tx *tx)
 {
-	return (tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) == FL_TXF_NODELAY;
+	if (tx->len && tx->len - tx->checked_len < 4096)
+		return tx->peer_busy;
+	tx->checked_len = tx->len;
+	tx->peer_busy = fl_tx_peer_unread(tx);
+	return tx->peer_busy;
 }
 
 /* The application's call as it is, past the buffer (which is empty or not ours). */
