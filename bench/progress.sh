@@ -1,3 +1,4 @@
+#!/bin/sh
 # bench/progress.sh - sourced by bench/run.sh: its progress line and ETA.
 #
 # On a terminal (stderr, [ -t 2 ]) one bar redrawn in place with carriage
