@@ -728,6 +728,7 @@ int fl_unenroll(int fd, const char *why)
 	int redirected = 0, err;
 	struct fl_em_maps em;
 	struct fl_sk st;
+	bool unpaired;
 
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
@@ -767,6 +768,8 @@ int fl_unenroll(int fd, const char *why)
 		return -EBUSY;
 	}
 	fl_enroll_em_maps(m, &em);
+	/* Read before the slot may be freed and taken by another socket. */
+	unpaired = !__atomic_load_n(&me->peer_slot, __ATOMIC_RELAXED);
 	if (fl_holders_others(fd) != 0) {
 		/*
 		 * IMPORTANT: another process holds the socket (a fork, an exec
@@ -792,6 +795,8 @@ int fl_unenroll(int fd, const char *why)
 		fl_slot_free(st.slot, st.cookie);
 	}
 	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
+	if (unpaired)
+		fl_ustat_add(FL_USTAT_UNPAIRED_LEFT, 1);
 	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);
 	return 0;
 }

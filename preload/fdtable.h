@@ -41,6 +41,11 @@ enum fl_fd_state {
 #define FL_FDF_DUP        (1u << 8) /* a pending fd that was copied (dup and
 				     * friends), or such a copy: its close may
 				     * leave the other one alone (fl_fd_clear) */
+#define FL_FDF_PAIRED     (1u << 9) /* unpaired.c decided: the socket stays in the
+				     * sockhash (its peer was seen, or it cannot tell) */
+#define FL_FDF_UNPAIRED_BUSY (1u << 10) /* a thread is deciding (unpaired.c) */
+#define FL_FDF_UNPAIRED_LEAVING (1u << 11) /* it decided to leave and the bytes
+					    * the peer sent are not all read yet */
 
 struct fl_tx;
 
@@ -66,7 +71,13 @@ struct fl_fd {
 	 * redirect into (no FL_FDF_RX_READY); the check of who holds the
 	 * socket runs only when there are none (enroll.c, fl_enroll_drain) */
 	uint32_t inflight;
-	uint32_t pad;
+	/* with FL_FD_ENROLLED, unpaired.c's (the thread holding
+	 * FL_FDF_UNPAIRED_BUSY): when its peer was first found missing after
+	 * it had had its chance to enroll (CLOCK_MONOTONIC_COARSE ms, 0: not
+	 * yet), and the slot's tcp_sent + tcp_pending then, to tell a later
+	 * verdict's answer from that one's */
+	uint32_t unpaired_ms;
+	uint64_t unpaired_mark;
 };
 
 #define FL_FD_MAX (1 << 20) /* fds above are never tracked (pass-through) */

@@ -40,6 +40,7 @@
 #include "splice.h"
 #include "throttle.h"
 #include "tx.h"
+#include "unpaired.h"
 
 /* What a read credits its bytes to, captured before the call, and the
  * socket's early-taken bytes or emulated peek offset, if any (rxq.h). */
@@ -294,6 +295,8 @@ static inline ssize_t fl_tx_done(struct fl_fd *e, int fd, ssize_t r, const struc
 		fl_inflight_drop(fd, c->held);
 		errno = saved;
 	}
+	if (e && r > 0)
+		fl_unpaired_after_send(fd, e);
 	return r;
 }
 

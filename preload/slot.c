@@ -189,6 +189,30 @@ uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed)
 	return sent > got ? sent - got : 0;
 }
 
+enum fl_slot_pairing fl_slot_pairing(uint32_t slot, uint64_t gen, uint64_t *rx, uint64_t *tx,
+				     uint64_t *verdicts)
+{
+	const struct fl_slot *me = fl_slot_at(slot);
+	uint64_t word;
+
+	if (!me)
+		return FL_PAIRING_UNKNOWN;
+	word = __atomic_load_n(&me->consumed, __ATOMIC_RELAXED);
+	if (FL_GEN(word) != gen)
+		return FL_PAIRING_UNKNOWN;
+	/* peer_slot is set by the first verdict that finds the peer and never
+	 * cleared (only re-checked by its owner tag): once seen, paired. */
+	if (__atomic_load_n(&me->peer_slot, __ATOMIC_RELAXED))
+		return FL_PAIRING_PAIRED;
+	if (__atomic_load_n(&me->dir_reason, __ATOMIC_RELAXED) != FL_STAT_PASS_NO_PEER_BYTES ||
+	    (__atomic_load_n(&me->flags, __ATOMIC_RELAXED) & (FL_SLOT_SEND_TCP | FL_SLOT_BLIND)))
+		return FL_PAIRING_UNKNOWN;
+	*rx = word & FL_CONSUMED_MASK;
+	*tx = __atomic_load_n(&me->tcp_sent, __ATOMIC_RELAXED);
+	*verdicts = *tx + __atomic_load_n(&me->tcp_pending, __ATOMIC_RELAXED);
+	return FL_PAIRING_NO_PEER;
+}
+
 bool fl_slot_left(uint32_t slot)
 {
 	const struct fl_slot *s = fl_slot_at(slot);

@@ -65,4 +65,19 @@ uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting)
  */
 uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed);
 
+/* What the verdict has learnt of this socket's peer (unpaired.c). */
+enum fl_slot_pairing {
+	FL_PAIRING_UNKNOWN = 0, /* not ours any more, or the last message went over TCP
+				 * for another reason (shut down, SEND_TCP, ...) */
+	FL_PAIRING_PAIRED,      /* the verdict has found the peer's slot once */
+	FL_PAIRING_NO_PEER,     /* never found: the last message passed as "no peer" */
+};
+
+/* The pairing of the socket in slot (generation gen); with NO_PEER, *rx gets
+ * the bytes its application has read in all, *tx those it handed to TCP,
+ * and *verdicts a number that changes with every message the verdict sees
+ * (tcp_sent + tcp_pending). */
+enum fl_slot_pairing fl_slot_pairing(uint32_t slot, uint64_t gen, uint64_t *rx, uint64_t *tx,
+				     uint64_t *verdicts);
+
 #endif

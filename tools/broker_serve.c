@@ -220,6 +220,7 @@ static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 {
 	struct fl_slot_ref ref;
 	struct fl_slot *me, *peer = NULL;
+	bool unpaired;
 	__u64 sent = 0, consumed;
 	int queued = 0, err;
 	struct fl_sk st;
@@ -243,9 +244,13 @@ static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 	consumed = __atomic_load_n(&me->consumed, __ATOMIC_SEQ_CST) & FL_CONSUMED_MASK;
 	if ((peer && sent != consumed) || ioctl(fd, FIONREAD, &queued) || queued)
 		return -EBUSY;
+	/* Read before the shim frees the slot for another socket. */
+	unpaired = !__atomic_load_n(&me->peer_slot, __ATOMIC_RELAXED);
 	err = fl_em_remove(&b->em, fd, &st);
 	if (!err)
 		fl_count(b, FL_USTAT_UNENROLLED);
+	if (!err && unpaired)
+		fl_count(b, FL_USTAT_UNPAIRED_LEFT);
 	return err;
 }
 

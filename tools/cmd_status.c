@@ -184,6 +184,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "slots_used", s->c.slots_used);
 	fl_json_u64(&j, "enrolled_total", us[FL_USTAT_ENROLLED]);
 	fl_json_u64(&j, "unenrolled_total", us[FL_USTAT_UNENROLLED]);
+	fl_json_u64(&j, "unpaired_left_total", us[FL_USTAT_UNPAIRED_LEFT]);
 	fl_json_object(&j, "fallbacks");
 	for (i = 0; i < FL_NR(fl_fallback_names); i++)
 		fl_json_u64(&j, fl_fallback_names[i].key, us[fl_fallback_names[i].idx]);
@@ -279,8 +280,10 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("  loaded at:    %s (abi %u)\n", when, s->meta.abi_version);
 	printf("  enrolled:     %llu sockets now, %zu connections with both ends\n",
 	       (unsigned long long)s->c.enrolled, s->pairs);
-	printf("                %llu enrolled in all, %llu left the fast path, %llu connections seen\n",
+	printf("                %llu enrolled in all, %llu left the fast path (%llu: peer never "
+	       "enrolled), %llu connections seen\n",
 	       (unsigned long long)us[FL_USTAT_ENROLLED], (unsigned long long)us[FL_USTAT_UNENROLLED],
+	       (unsigned long long)us[FL_USTAT_UNPAIRED_LEFT],
 	       (unsigned long long)st[FL_STAT_ISN_RECORDED]);
 	printf("  SYN nonce:    sent %llu (no room %llu), received %llu, missing %llu\n",
 	       (unsigned long long)st[FL_STAT_NONCE_SENT],

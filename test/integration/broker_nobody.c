@@ -237,6 +237,61 @@ static int fl_child_client(const char *port)
 	return 0;
 }
 
+/* echo: as root with the shim switched off (FASTLOCAL=0), a peer that never
+ * enrolls: writes its port on fd 3, echoes one connection until EOF. */
+static int fl_child_echo(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), s;
+	static char buf[64 * KiB];
+	ssize_t n, o, w;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
+	    getsockname(l, (struct sockaddr *)&a, &len) ||
+	    write(3, &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
+		return 2;
+	s = accept(l, NULL, NULL);
+	if (s < 0)
+		return 3;
+	while ((n = read(s, buf, sizeof(buf))) > 0)
+		for (o = 0; o < n; o += w)
+			if ((w = write(s, buf + o, (size_t)(n - o))) <= 0)
+				return 4;
+	return n == 0 ? 0 : 5;
+}
+
+/* pausing PORT: 64 lockstep echo rounds of 64 KiB, each checked, with a
+ * pause longer than the shim's grace for a missing peer (preload/unpaired.c)
+ * halfway, so that this end leaves the sockhash before the second half. */
+static int fl_child_pausing(const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static uint8_t out[64 * KiB], in[64 * KiB];
+	int s = socket(AF_INET, SOCK_STREAM, 0), r;
+	size_t o;
+	ssize_t n;
+
+	a.sin_port = htons((uint16_t)atoi(port));
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+		return 2;
+	for (r = 0; r < 64; r++) {
+		if (r == 32)
+			usleep(300000);
+		fl_t_pattern(out, (uint64_t)r * sizeof(out), sizeof(out), 5);
+		for (o = 0; o < sizeof(out); o += (size_t)n)
+			if ((n = write(s, out + o, sizeof(out) - o)) <= 0)
+				return 3;
+		for (o = 0; o < sizeof(in); o += (size_t)n)
+			if ((n = read(s, in + o, sizeof(in) - o)) <= 0)
+				return 4;
+		if (fl_t_pattern_check(in, (uint64_t)r * sizeof(in), sizeof(in), 5) >= 0)
+			return 5;
+	}
+	close(s);
+	return 0;
+}
+
 #define EXPECT(cond, ...)                                       \
 	do {                                                    \
 		if (!(cond)) {                                  \
@@ -486,6 +541,10 @@ static int fl_child(const char *mode, const char *arg)
 		return fl_child_others();
 	if (!strcmp(mode, "forge"))
 		return fl_child_forge();
+	if (!strcmp(mode, "echo"))
+		return fl_child_echo();
+	if (!strcmp(mode, "pausing"))
+		return fl_child_pausing(arg);
 	return 100;
 }
 
@@ -761,6 +820,42 @@ static int test_mixed_pair(void)
 	return 0;
 }
 
+/* A nobody client whose peer never enrolls (a root echo server with the
+ * shim switched off) leaves the sockhash through the broker, which counts
+ * it, and every byte comes back exact. */
+static int test_nobody_alone_leaves(void)
+{
+	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), u1;
+	int sp[2];
+	uint16_t port = 0;
+	char port_s[16];
+	pid_t srv, cli;
+	int ok;
+
+	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
+	srv = fork();
+	if (srv == 0) {
+		dup2(sp[1], 3);
+		setenv("FASTLOCAL", "0", 1);
+		execl(fl_self, fl_self, "--nobody", "echo", "-", (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	FL_T_CHECK(srv > 0 && read(sp[0], &port, sizeof(port)) == sizeof(port),
+		   "the echo server said no port");
+	close(sp[0]);
+	snprintf(port_s, sizeof(port_s), "%u", ntohs(port));
+	cli = fl_spawn_nobody("pausing", port_s, -1, -1);
+	ok = (fl_wait_ok(cli, "pausing client") == 0) + (fl_wait_ok(srv, "echo server") == 0) == 2;
+	u1 = fl_t_status_u64("unpaired_left_total");
+	FL_T_CHECK(ok, "64 echo rounds of 64 KiB were not byte-exact (see above)");
+	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
+		   "unpaired_left_total went from %llu to %llu: nobody's end, whose peer never "
+		   "enrolled, should have left the sockhash once, through the broker",
+		   (unsigned long long)u0, (unsigned long long)u1);
+	return 0;
+}
+
 static int fl_start_daemon(void)
 {
 	fl_daemon = fl_t_daemon_start(fl_sock, getenv("FASTLOCAL_PIN_DIR"));
@@ -941,6 +1036,8 @@ int main(int argc, char **argv)
 			 test_root_keeps_flowing);
 		FL_T_RUN("a root server and a nobody client redirect both ways byte-exact",
 			 test_mixed_pair);
+		FL_T_RUN("a nobody client whose peer never enrolls leaves the fast path through "
+			 "the broker, byte-exact", test_nobody_alone_leaves);
 		FL_T_RUN("127 users get a slot domain each from the broker, the 128th is refused "
 			 "(ENOSPC), status counts them", test_domains_are_capped);
 		FL_T_RUN("SIGTERM stops the daemon with status 0 and removes its socket",

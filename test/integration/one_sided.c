@@ -11,6 +11,11 @@
  * (TcpExt DelayedACKs, in a network namespace of the test's own) must stay
  * what plain TCP needs for the same exchange, and every byte must come back.
  * Run with the default threshold and with FASTLOCAL_ENROLL_AFTER=0.
+ *
+ * The server's end must then leave the sockhash, since its peer never
+ * enrolls (preload/unpaired.c): counted once as "unpaired_left_total", with
+ * every byte still exact. With the client under the shim too, both ends
+ * stay, bytes are redirected, and nothing is counted there.
  */
 #include <errno.h>
 #include <signal.h>
@@ -61,7 +66,11 @@ static int fl_server(void)
 	return n == 0 ? 0 : 5;
 }
 
-/* "client": ROUNDS lockstep rounds, each checked byte for byte. */
+/* "client": ROUNDS lockstep rounds, each checked byte for byte, with a pause
+ * halfway: a server end whose peer never enrolls leaves the sockhash only
+ * once the peer has been missing for a while (preload/unpaired.c,
+ * FL_UNPAIRED_GRACE_MS, 100 ms), so the second half is plain TCP. */
+#define PAUSE_US 300000
 static int fl_client(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
@@ -74,6 +83,8 @@ static int fl_client(void)
 	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
 		return 2;
 	for (r = 0; r < ROUNDS; r++) {
+		if (r == ROUNDS / 2)
+			usleep(PAUSE_US);
 		fl_t_pattern(out, (uint64_t)r * ROUND_BYTES, sizeof(out), 7);
 		for (o = 0; o < sizeof(out); o += (size_t)n)
 			if ((n = write(c, out + o, sizeof(out) - o)) <= 0)
@@ -123,7 +134,7 @@ static int fl_wait(pid_t pid)
 
 /* One exchange with the server under env: the delayed ACKs it cost, or
  * UINT64_MAX if a byte was lost or a process failed. */
-static uint64_t fl_exchange(const char *const *env, const char *what)
+static uint64_t fl_exchange(const char *const *env, const char *what, int client_bare)
 {
 	uint64_t d0 = fl_delayed_acks(), d1;
 	double t0 = fl_t_now();
@@ -140,7 +151,7 @@ static uint64_t fl_exchange(const char *const *env, const char *what)
 		return UINT64_MAX;
 	}
 	close(p[0]);
-	cli = fl_spawn("client", NULL, 1, -1);
+	cli = fl_spawn("client", NULL, client_bare, -1);
 	cst = cli > 0 ? fl_wait(cli) : -1;
 	sst = fl_wait(srv);
 	d1 = fl_delayed_acks();
@@ -154,17 +165,23 @@ static uint64_t fl_plain_acks = UINT64_MAX;
 
 static int fl_case(const char *const *env, const char *what)
 {
-	uint64_t e0 = fl_t_status_u64("enrolled_total"), acks;
+	uint64_t e0 = fl_t_status_u64("enrolled_total"), acks, u0, u1;
 
 	if (fl_plain_acks == UINT64_MAX) {
 		static const char *const off[] = { "FASTLOCAL=0", NULL };
 
-		fl_plain_acks = fl_exchange(off, "plain TCP (FASTLOCAL=0)");
+		fl_plain_acks = fl_exchange(off, "plain TCP (FASTLOCAL=0)", 1);
 		FL_T_CHECK(fl_plain_acks != UINT64_MAX, "the plain TCP exchange failed");
 	}
-	acks = fl_exchange(env, what);
+	u0 = fl_t_status_u64("unpaired_left_total");
+	acks = fl_exchange(env, what, 1);
+	u1 = fl_t_status_u64("unpaired_left_total");
 	FL_T_CHECK(acks != UINT64_MAX, "bytes lost, or a process failed (see above)");
 	FL_T_CHECK(fl_t_status_u64("enrolled_total") - e0 >= 1, "the server's end never enrolled");
+	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
+		   "unpaired_left_total went from %llu to %llu: the server's end, whose peer "
+		   "never enrolled, should have left the sockhash once",
+		   (unsigned long long)u0, (unsigned long long)u1);
 	/* A few timer firings come and go with scheduling; one per round is
 	 * the stall. */
 	FL_T_CHECK(acks <= fl_plain_acks + ROUNDS / 16, "%llu delayed ACKs against plain TCP's "
@@ -187,6 +204,27 @@ static int test_enroll_at_accept(void)
 	return fl_case(env, "server under the shim, enrolled at accept");
 }
 
+/* Both ends under the shim: neither leaves, and the bytes are redirected. */
+static int test_both_ends_stay(void)
+{
+	uint64_t u0 = fl_t_status_u64("unpaired_left_total");
+	uint64_t r0 = fl_t_status_u64("redirected_bytes"), u1, r1;
+
+	FL_T_CHECK(fl_exchange(NULL, "server and client under the shim", 0) != UINT64_MAX,
+		   "bytes lost, or a process failed (see above)");
+	u1 = fl_t_status_u64("unpaired_left_total");
+	r1 = fl_t_status_u64("redirected_bytes");
+	FL_T_CHECK(u0 != UINT64_MAX && u1 == u0, "unpaired_left_total went from %llu to %llu: "
+		   "an end whose peer did enroll left the sockhash",
+		   (unsigned long long)u0, (unsigned long long)u1);
+	/* Most of the 2 x 8 MiB: all but what moved before both ends joined. */
+	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX &&
+		   r1 - r0 >= (uint64_t)ROUNDS * ROUND_BYTES,
+		   "only %llu bytes redirected of %llu each way",
+		   (unsigned long long)(r1 - r0), (unsigned long long)ROUNDS * ROUND_BYTES);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "server"))
@@ -202,5 +240,7 @@ int main(int argc, char **argv)
 		 "rounds, byte-exact, no delayed-ACK stall (default threshold)",
 		 test_default_threshold);
 	FL_T_RUN("the same with the server enrolled at accept", test_enroll_at_accept);
+	FL_T_RUN("with the client under the shim too, neither end leaves and the bytes are "
+		 "redirected", test_both_ends_stay);
 	return fl_t_exit_status();
 }
