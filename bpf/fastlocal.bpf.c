@@ -15,10 +15,11 @@
  * queue when three things hold, and hands it to TCP otherwise:
  *   - the peer is enrolled (its key, which carries the ISN pair, is found);
  *   - the ordering gate is open: every byte this socket ever sent, over TCP
- *     or redirected, has been read by the peer's application (kernel-facts
- *     trap 1: redirected data overtakes unread TCP data);
+ *     or redirected, has been read by the peer's application
+ *     (docs/kernel.md#reorder: redirected data overtakes unread TCP data);
  *   - flow control: the peer's unread redirected bytes stay within its
- *     budget (trap 4: redirect has no backpressure of its own).
+ *     budget (docs/kernel.md#no-backpressure: redirect has no backpressure
+ *     of its own).
  * Once a direction falls back to TCP it returns to redirect only when the
  * gate holds again. docs/design.md has the argument and the state machine.
  *

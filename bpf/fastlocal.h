@@ -169,7 +169,7 @@ struct fl_slot {
  * option TCP honours and the redirect path does not): the gate stays shut. */
 #define FL_SLOT_BLIND (1u << 0)
 /* The owner sends with a feature the redirect path lacks (MSG_ZEROCOPY
- * completions, trap 8): its messages go over TCP. */
+ * completions, docs/kernel.md#zerocopy): its messages go over TCP. */
 #define FL_SLOT_SEND_TCP (1u << 1)
 /* The owner shut down reading (SHUT_RD): bytes for it go over TCP, which
  * answers them with a reset as it does for any socket that stopped reading. */

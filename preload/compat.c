@@ -389,9 +389,9 @@ void fl_compat_before_close(int fd, struct fl_fd *e)
 		return;
 	/* Bytes left in TCP's queue make TCP reset the connection itself;
 	 * bytes left in the redirected queue would just vanish, and the peer
-	 * would never learn (trap 2). A zero linger makes the close a reset,
-	 * but only the last close of the socket is one: another process that
-	 * holds it (a fork) may still read them. */
+	 * would never learn (docs/kernel.md#loss). A zero linger makes the
+	 * close a reset, but only the last close of the socket is one:
+	 * another process that holds it (a fork) may still read them. */
 	if (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0 && fl_holders_others(fd) == 0) {
 		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		fl_debug("fd %d closed with %d redirected bytes unread: resetting, as TCP does",

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * compat.h - where the redirect path behaves unlike TCP, the shim makes it
- * behave like TCP (kernel-facts.md traps 2 and 5 to 8; docs/semantics.md).
+ * behave like TCP (docs/kernel.md: #loss, #waitall, #spurious-eagain,
+ * #splice-blind, #fionread, #rcvlowat, #zerocopy; docs/semantics.md).
  *
  * All of it applies to enrolled sockets only, and all of it is switched off
  * by FASTLOCAL_TCP_COMPAT=off, which exists to show what each fix fixes.
@@ -19,8 +20,9 @@
 
 bool fl_compat_on(void);
 
-/* FIONREAD/SIOCINQ (trap 7): the kernel counts only the redirected queue;
- * the answer must include TCP's. 0 and *out, or -1 with errno. */
+/* FIONREAD/SIOCINQ (docs/kernel.md#fionread): the kernel counts only the
+ * redirected queue; the answer must include TCP's. 0 and *out, or -1 with
+ * errno. */
 int fl_compat_inq(int fd, int *out);
 /* The same, as the application is answered: TCP counts up to the urgent
  * mark only (forced: the shim holds SO_OOBINLINE on, rxq.h). */
@@ -34,11 +36,12 @@ bool fl_compat_tcp_queue_empty(int fd);
 bool fl_compat_atmark(int fd);
 
 /*
- * A blocking receive returned EAGAIN (trap 5: a wakeup without data, or a
- * signal). True if the call must be repeated: the socket blocks, MSG_DONTWAIT
- * was not asked, SO_RCVTIMEO (if set) has not expired since the first try,
- * and no signal handler without SA_RESTART ran (then errno becomes EINTR, as
- * TCP gives). r is zeroed before the first call.
+ * A blocking receive returned EAGAIN (docs/kernel.md#spurious-eagain: a
+ * wakeup without data, or a signal). True if the call must be repeated: the
+ * socket blocks, MSG_DONTWAIT was not asked, SO_RCVTIMEO (if set) has not
+ * expired since the first try, and no signal handler without SA_RESTART ran
+ * (then errno becomes EINTR, as TCP gives). r is zeroed before the first
+ * call.
  */
 struct fl_retry {
 	double start;
@@ -49,9 +52,9 @@ bool fl_compat_retry_eagain(int fd, int flags, struct fl_retry *r);
 /* Starts a retry state: the time and the handler count before the call. */
 void fl_retry_init(struct fl_retry *r);
 
-/* recv(MSG_WAITALL) (trap 5): the kernel returns after the first message.
- * Loops as TCP does: until len bytes, EOF, an error, a signal or the
- * receive timeout. Returns what the call returns. */
+/* recv(MSG_WAITALL) (docs/kernel.md#waitall): the kernel returns after the
+ * first message. Loops as TCP does: until len bytes, EOF, an error, a
+ * signal or the receive timeout. Returns what the call returns. */
 ssize_t fl_compat_recv_waitall(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
 			       socklen_t *alen);
 ssize_t fl_compat_recvmsg_waitall(int fd, struct msghdr *msg, int flags);
@@ -71,10 +74,11 @@ ssize_t fl_compat_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, s
  * and SO_ERROR keeps it); TCP reports it once. Consumes it. */
 void fl_compat_after_reset(int fd, ssize_t r);
 
-/* splice(socket -> pipe) (trap 6): splice.h. */
+/* splice(socket -> pipe) (docs/kernel.md#splice-blind): splice.h. */
 
-/* close() of the last copy of a socket with redirected bytes unread (trap
- * 2): TCP would reset the connection; arranges for close() to do so. */
+/* close() of the last copy of a socket with redirected bytes unread
+ * (docs/kernel.md#loss): TCP would reset the connection; arranges for
+ * close() to do so. */
 void fl_compat_before_close(int fd, struct fl_fd *e);
 
 #endif

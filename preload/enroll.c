@@ -762,7 +762,8 @@ int fl_unenroll(int fd, const char *why)
 	consumed = __atomic_load_n(&me->consumed, __ATOMIC_SEQ_CST) & FL_CONSUMED_MASK;
 	/* Everything the peer sent must have been read: then nothing sits in
 	 * (or travels to) our redirected queue, and leaving the sockhash
-	 * loses nothing (trap 2). The kernel's count must agree. */
+	 * loses nothing (docs/kernel.md#loss). The kernel's count must
+	 * agree. */
 	if ((peer && sent != consumed) || libc_ioctl(fd, FIONREAD, &redirected) || redirected) {
 		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
 		return -EBUSY;

@@ -63,7 +63,7 @@ int fl_em_insert(const struct fl_em_maps *m, int fd, struct fl_sk *st,
 	if (!err)
 		err = fault;
 	/* BPF_NOEXIST: replacing a live entry would detach its socket and drop
-	 * what is queued in it (trap 2). */
+	 * what is queued in it (docs/kernel.md#loss). */
 	if (!err)
 		err = fl_bpf_map_update(m->sockhash, &st->key, &value, BPF_NOEXIST);
 	if (err) {

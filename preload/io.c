@@ -238,9 +238,10 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
  * keeps it in its receive queue until a normal read passes the mark (and
  * skips it), so counting it could open the ordering gate with that queue
  * not empty: the next read, once the redirected queue is empty, would go to
- * tcp_recvmsg and sleep there while redirected bytes arrive (trap 1). The
- * byte skipped is not counted either: a direction that carried urgent data
- * stays on TCP, where the urgent pointer is anyway (fl_tx_urgent).
+ * tcp_recvmsg and sleep there while redirected bytes arrive
+ * (docs/kernel.md#reorder, #asleep-in-tcp). The byte skipped is not counted
+ * either: a direction that carried urgent data stays on TCP, where the
+ * urgent pointer is anyway (fl_tx_urgent).
  */
 static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 {
@@ -489,9 +490,9 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 	fl_rx_begin(fd_in, &rx);
 	if (rx.on && fl_compat_on()) {
 		/* splice() from a socket reads only TCP's queue, never the
-		 * redirected one (trap 6): move the bytes ourselves, in order
-		 * (splice.h). A call that fails before it reads (offsets, not
-		 * a pipe...) goes to the kernel as it is. */
+		 * redirected one (docs/kernel.md#splice-blind): move the bytes
+		 * ourselves, in order (splice.h). A call that fails before it
+		 * reads (offsets, not a pipe...) goes to the kernel as it is. */
 		if (fl_splice_reads(off_in, fd_out, off_out, len, flags)) {
 			n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
 			if (n > 0)
@@ -516,7 +517,8 @@ ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t l
 
 /*
  * The receive family. On an enrolled socket a blocking receive is repeated
- * after a spurious EAGAIN and MSG_WAITALL is honoured (trap 5, compat.h).
+ * after a spurious EAGAIN and MSG_WAITALL is honoured (compat.h;
+ * docs/kernel.md#spurious-eagain, #waitall).
  */
 #define FL_RX_RETRY(rx, fd, flags, start, call)                                   \
 	do {                                                                      \
@@ -649,8 +651,9 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
  * A socket received through SCM_RIGHTS that some process enrolled is adopted,
  * as after exec (adopt.c): its reads then get the fixes of the redirect path
  * (tcp_bpf's spurious EAGAIN when another holder's write wakes a reader,
- * trap 5; MSG_WAITALL) and are counted, so its peer's gate can open. Only
- * when the message carried rights: one look at the control data otherwise.
+ * docs/kernel.md#spurious-eagain; MSG_WAITALL, #waitall) and are counted,
+ * so its peer's gate can open. Only when the message carried rights: one
+ * look at the control data otherwise.
  */
 static void fl_adopt_received(const struct msghdr *msg)
 {
@@ -747,8 +750,9 @@ static int fl_atmark(int fd, struct fl_fd *e, int *arg)
 	return libc_ioctl(fd, SIOCATMARK, arg);
 }
 
-/* FIONREAD/SIOCINQ count both queues of an enrolled socket (trap 7), and
- * the bytes the shim took out early; SIOCATMARK sees them too. */
+/* FIONREAD/SIOCINQ count both queues of an enrolled socket
+ * (docs/kernel.md#fionread), and the bytes the shim took out early;
+ * SIOCATMARK sees them too. */
 int fl_ioctl(int fd, unsigned long req, void *arg)
 {
 	struct fl_rxq *q;

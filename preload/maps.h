@@ -5,7 +5,7 @@
  * Opened once, on the first enrollment, and never closed: while the process
  * has enrolled sockets the sockhash must stay alive, or "fastlocal unload"
  * would free it and the kernel would drop every byte queued in those sockets
- * (kernel-facts trap 2). The fds are the shim's own (own_fds.h).
+ * (docs/kernel.md#loss). The fds are the shim's own (own_fds.h).
  */
 #ifndef FL_MAPS_H
 #define FL_MAPS_H

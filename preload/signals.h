@@ -3,10 +3,11 @@
  * signals.h - knowing whether a signal handler ran during a call.
  *
  * The redirect path answers a blocking receive interrupted by a signal with
- * EAGAIN, not EINTR (trap 5), and the shim repeats spurious EAGAINs. To give
- * what TCP gives (EINTR when the handler lacks SA_RESTART, a transparent
- * restart when it has it), the shim installs its own trampoline in front of
- * the application's handlers (sigaction, signal) and counts their runs.
+ * EAGAIN, not EINTR (docs/kernel.md#spurious-eagain), and the shim repeats
+ * spurious EAGAINs. To give what TCP gives (EINTR when the handler lacks
+ * SA_RESTART, a transparent restart when it has it), the shim installs its
+ * own trampoline in front of the application's handlers (sigaction, signal)
+ * and counts their runs.
  */
 #ifndef FL_SIGNALS_H
 #define FL_SIGNALS_H

@@ -109,7 +109,7 @@ int fl_close(int fd, int (*real)(int))
 	}
 	/* Forget first: once closed, the number can be reused at once. Nothing
 	 * is deleted from the sockhash; the kernel removes the socket when it
-	 * dies and sockops frees its slot (trap 2). */
+	 * dies and sockops frees its slot (docs/kernel.md#loss). */
 	e = fl_fd_peek(fd);
 	if (fl_fd_state(e) == FL_FD_ENROLLED)
 		fl_compat_before_close(fd, e);
@@ -153,7 +153,8 @@ FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
 	 * IMPORTANT: glibc reads a FILE through its internal __read, which the
 	 * shim neither sees nor counts: on a socket in the sockhash such a read
 	 * gets none of the redirect path's fixes (tcp_bpf's spurious EAGAIN,
-	 * trap 5, ends fread with an error), and its peer's gate never opens.
+	 * docs/kernel.md#spurious-eagain, ends fread with an error), and its
+	 * peer's gate never opens.
 	 * A socket a FILE reads stays on TCP (enroll.c), and one enrolled
 	 * already leaves the sockhash if its bytes allow (fl_unenroll).
 	 */
@@ -310,10 +311,11 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		e = fl_fd_get(fd);
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_ZEROCOPY, __ATOMIC_RELAXED);
-			/* The redirect path never completes a zero-copy send (trap
-			 * 8), and a socket in the sockhash numbers them its own way:
-			 * only TCP's own path is right. Retried at each MSG_ZEROCOPY
-			 * send until the socket's bytes have been read (io.c). */
+			/* The redirect path never completes a zero-copy send
+			 * (docs/kernel.md#zerocopy), and a socket in the sockhash
+			 * numbers them its own way: only TCP's own path is right.
+			 * Retried at each MSG_ZEROCOPY send until the socket's bytes
+			 * have been read (io.c). */
 			if (fl_fd_state(e) == FL_FD_ENROLLED)
 				fl_unenroll(fd, "SO_ZEROCOPY set");
 		}
@@ -321,9 +323,10 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		e = fl_fd_get(fd);
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVLOWAT, __ATOMIC_RELAXED);
-			/* The redirect path ignores SO_RCVLOWAT (trap 8): the socket
-			 * leaves the fast path if nothing is queued; otherwise the
-			 * peer's bytes come over TCP, which honours it, from now on. */
+			/* The redirect path ignores SO_RCVLOWAT
+			 * (docs/kernel.md#rcvlowat): the socket leaves the fast path
+			 * if nothing is queued; otherwise the peer's bytes come over
+			 * TCP, which honours it, from now on. */
 			if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
 				fl_slot_blind(e->slot, e->gen, "SO_RCVLOWAT set");
 		}

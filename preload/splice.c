@@ -279,8 +279,8 @@ static void fl_consume(int fd, void *buf, size_t n)
 			continue;
 		}
 		if (k < 0 && (errno == EINTR || errno == EAGAIN) && tries++ < 100) {
-			/* The bytes were peeked: they are there (trap 5's
-			 * wakeups without data aside). */
+			/* The bytes were peeked: they are there (the wakeups
+			 * without data of docs/kernel.md#spurious-eagain aside). */
 			libc_poll(&p, 1, 10);
 			continue;
 		}

@@ -3,8 +3,9 @@
  * splice.h - splice(socket -> pipe) of an enrolled socket, emulated.
  *
  * The kernel's splice reads only TCP's queue of an enrolled socket, never
- * the redirected one (kernel-facts trap 6), so the shim moves the bytes
- * itself. It must behave as splice does on plain TCP (measured on 6.18):
+ * the redirected one (docs/kernel.md#splice-blind), so the shim moves the
+ * bytes itself. It must behave as splice does on plain TCP (measured on
+ * 6.18):
  *
  * - a pipe is full when every one of its buffers (slots) is in use, not
  *   when its bytes reach F_GETPIPE_SZ: bytes spliced from TCP hold a slot

@@ -61,10 +61,11 @@ static bool fl_env_preloads_us(char *const envp[])
  * IMPORTANT: an image without the shim reads an inherited socket through
  * tcp_bpf's recvmsg with none of the shim's fixes: a blocking read there
  * returns a spurious EAGAIN whenever another holder's write (or TCP data)
- * wakes it with the redirected queue empty (trap 5), and its reads are
- * never counted, so the peer's gate stays shut anyway. Each enrolled fd the
- * new image inherits leaves the sockhash first, if every byte redirected
- * to it was read (fl_unenroll; otherwise it stays, docs/design.md).
+ * wakes it with the redirected queue empty (docs/kernel.md#spurious-eagain),
+ * and its reads are never counted, so the peer's gate stays shut anyway.
+ * Each enrolled fd the new image inherits leaves the sockhash first, if
+ * every byte redirected to it was read (fl_unenroll; otherwise it stays,
+ * docs/design.md).
  */
 static void fl_exec_without_shim(void)
 {

@@ -20,9 +20,10 @@
 #
 # (fl-test-env values are VAR=VALUE words without spaces.) The tests that
 # keep FASTLOCAL_ENROLL_AFTER=0, enrollment at connect/accept, and why:
-#   early_send.c  trap 1 for a client enrolled at connect(): it counts
-#                 exactly the bytes sent before accept() and those held
-#                 back by the ordering gate, which only exist in that mode;
+#   early_send.c  docs/kernel.md#reorder for a client enrolled at
+#                 connect(): it counts exactly the bytes sent before
+#                 accept() and those held back by the ordering gate, which
+#                 only exist in that mode;
 #   fallbacks.c   each fallback reason at the moment of enrollment, most
 #                 through the explicit fastlocal_enroll_fd() on a socket
 #                 the shim enrolls at once, and the before-accept reasons;

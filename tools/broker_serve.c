@@ -214,7 +214,8 @@ static int fl_own_record(struct fl_broker *b, const struct ucred *cred, int fd, 
  * UNENROLL: as fl_unenroll in the shim, which set BLIND|SEND_TCP on its
  * slot first. Only when everything the peer sent has been read (the peer's
  * slot may be in any domain: only the broker sees them all) and nothing is
- * queued does the entry leave the sockhash: nothing is lost (trap 2).
+ * queued does the entry leave the sockhash: nothing is lost
+ * (docs/kernel.md#loss).
  */
 static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 {

@@ -15,7 +15,8 @@
 
 struct fl_broker {
 	struct fl_pins pins;     /* every pin, open for the broker's life: it keeps the maps
-				  * alive for the sockets it enrolled (trap 2) */
+				  * alive for the sockets it enrolled
+				  * (docs/kernel.md#loss) */
 	struct fl_em_maps em;    /* fds borrowed from pins */
 	struct fl_ustats *ustats; /* the shared shim counters, mapped */
 	struct fl_domains dom;

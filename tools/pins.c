@@ -99,7 +99,8 @@ int fl_pins_remove(const struct fl_pin_dir *pd, int keep_dir, char *err, size_t 
 	/*
 	 * IMPORTANT: removing a pin never frees a map that a process still holds
 	 * open; shims keep the sockhash referenced while they have enrolled
-	 * sockets, so unloading loses no queued byte (kernel-facts trap 2).
+	 * sockets, so unloading loses no queued byte (docs/kernel.md#loss,
+	 * #psock-holds).
 	 * Removing the sockops link pin detaches sockops: sockets established
 	 * from then on get no ISN record, so no new enrollment happens.
 	 */

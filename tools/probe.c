@@ -246,7 +246,7 @@ int fl_probe_fionread(char *err, size_t errlen)
 	if (v == (int)sizeof(bytes) + 10) {
 		ret = 1;
 	} else if (v >= 0 && v <= 10) {
-		ret = 0; /* the redirected queue alone (trap 7) */
+		ret = 0; /* the redirected queue alone (docs/kernel.md#fionread) */
 	} else {
 		snprintf(err, errlen, "FIONREAD gave %d, expected %zu or at most 10", v,
 			 sizeof(bytes) + 10);

@@ -31,9 +31,9 @@ int fl_probe_netns_cookie(char *err, size_t errlen);
 /*
  * Whether FIONREAD of a socket that holds redirected bytes also counts the
  * bytes in its TCP queue, tried on a private sockmap and a loopback pair:
- * 1 it does, 0 it counts the redirected queue alone (trap 7 in
- * ../shared/kernel-facts.md; Linux 6.18 does this, and the shim adds TCP's
- * queue itself), -1 it cannot be told (err says why; needs root).
+ * 1 it does, 0 it counts the redirected queue alone (docs/kernel.md#fionread;
+ * Linux 6.18 does this, and the shim adds TCP's queue itself), -1 it cannot
+ * be told (err says why; needs root).
  */
 int fl_probe_fionread(char *err, size_t errlen);
 

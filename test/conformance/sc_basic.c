@@ -34,7 +34,7 @@ static int sc_stream_both_ways(int family)
 FL_SCENARIO("stream-both-ways", FL_SC_REDIRECTS, sc_stream_both_ways)
 
 /* Bytes that went over TCP before accept() (the server was not enrolled
- * yet) must be counted by FIONREAD and SIOCINQ (trap 7). */
+ * yet) must be counted by FIONREAD and SIOCINQ (docs/kernel.md#fionread). */
 static int sc_fionread_tcp_queue(int family)
 {
 	int port, l = fl_sc_listen(family, &port), c, s, n = -1;
@@ -80,7 +80,8 @@ static void *sc_dribbler(void *arg)
 	return NULL;
 }
 
-/* recv(MSG_WAITALL) waits for all 30 bytes sent in three pieces (trap 5). */
+/* recv(MSG_WAITALL) waits for all 30 bytes sent in three pieces
+ * (docs/kernel.md#waitall). */
 static int sc_waitall(int family)
 {
 	struct sc_dribble d = { .pieces = 3, .gap_ms = 30 };

@@ -36,7 +36,7 @@ extern char **environ;
 
 /* ================================================================ helpers */
 
-#define EV_FILL_CAP (256ull << 20) /* "never EAGAIN" beyond this (trap 4) */
+#define EV_FILL_CAP (256ull << 20) /* "never EAGAIN" beyond this (docs/kernel.md#no-backpressure) */
 
 /* A setup failure (the scenario cannot run): says where on stderr. */
 static int ev_setup_fail(int line)
@@ -635,9 +635,10 @@ FL_SCENARIO("ev-epoll-et-read", FL_SC_REDIRECTS, sc_epoll_et_read)
 
 
 /*
- * Non-blocking writer: writable when fresh; fill until EAGAIN (trap 4: the
- * raw redirect never says EAGAIN); then not writable; the peer drains; the
- * writer is told it can write, within 2 s; every byte arrives in order.
+ * Non-blocking writer: writable when fresh; fill until EAGAIN
+ * (docs/kernel.md#no-backpressure: the raw redirect never says EAGAIN);
+ * then not writable; the peer drains; the writer is told it can write,
+ * within 2 s; every byte arrives in order.
  */
 static int ev_write_ready(int family, enum ev_how how)
 {

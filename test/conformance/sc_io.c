@@ -559,7 +559,7 @@ static void *sc_loop_reader_fn(void *arg)
 }
 
 /* A reader looping on blocking recv() never sees EAGAIN, however the bytes
- * are spread in time (trap 5), both ways at once. */
+ * are spread in time (docs/kernel.md#spurious-eagain), both ways at once. */
 static int sc_blocking_no_eagain(int family)
 {
 	struct sc_dribble d1 = { .pieces = 300, .size = 7, .seed = 21 };
@@ -658,7 +658,7 @@ static void *sc_bursts_fn(void *arg)
 /* The same with a reader whose SO_RCVBUF is 64 KiB and non-blocking
  * writes of 256 KiB: under the shim the direction falls back to TCP while
  * the reader is blocked, and bytes arriving over TCP must not end its wait with EAGAIN
- * (trap 5). */
+ * (docs/kernel.md#spurious-eagain). */
 static int sc_blocking_no_eagain_fallback(int family)
 {
 	struct sc_bursts b = { .n = 32, .size = 256 << 10, .seed = 24 };
@@ -1008,7 +1008,7 @@ static void sc_rcvlowat_body(int c, int s, uint64_t seed)
 	sc_timeo(s, SO_RCVTIMEO, 3000);
 }
 
-/* SO_RCVLOWAT set on the receiver before any data (trap 8). */
+/* SO_RCVLOWAT set on the receiver before any data (docs/kernel.md#rcvlowat). */
 static int sc_rcvlowat(int family)
 {
 	int c, s;
@@ -1046,12 +1046,12 @@ FL_SCENARIO("io-rcvlowat-after-traffic", FL_SC_REDIRECTS, sc_rcvlowat_late)
 
 /* A non-blocking sender fills a reader whose SO_RCVBUF is 64 KiB (so the
  * shim's budget is small and it falls back to TCP) without it reading,
- * until EAGAIN (trap 4) or 16 MiB. Once stable, the receiver's FIONREAD
- * plus the sender's SIOCOUTQ is every byte written (TCP: acked bytes are
- * in the receive queue, the rest in the send queue): FIONREAD must count
- * both of the shim's queues (trap 7). Its value alone is not printed: TCP
- * itself varies it by a byte (window probes). A peek of that count returns
- * all of it, across both queues. */
+ * until EAGAIN (docs/kernel.md#no-backpressure) or 16 MiB. Once stable,
+ * the receiver's FIONREAD plus the sender's SIOCOUTQ is every byte written
+ * (TCP: acked bytes are in the receive queue, the rest in the send queue):
+ * FIONREAD must count both of the shim's queues (docs/kernel.md#fionread).
+ * Its value alone is not printed: TCP itself varies it by a byte (window
+ * probes). A peek of that count returns all of it, across both queues. */
 static void sc_fionread_fc_body(int snd, int rcv, uint64_t seed)
 {
 	static uint8_t buf[1 << 20];
@@ -1208,7 +1208,7 @@ static void sc_splice_all(int s, uint64_t off, uint64_t seed, const char *what)
 }
 
 /* splice(socket -> pipe) reads every byte, including those queued before
- * the first splice (trap 6). */
+ * the first splice (docs/kernel.md#splice-blind). */
 static int sc_splice_recv(int family)
 {
 	struct sc_job w = { .seed = 61, .n = 1 << 20, .after = SC_SHUT_WR };
@@ -1790,8 +1790,8 @@ FL_SCENARIO("io-shutdown-rdwr", FL_SC_REDIRECTS, sc_shut_rdwr)
 /* -------------------------------------------------- close with data */
 
 /* The receiver closes with unread bytes: TCP resets the connection, so the
- * sender's writes fail (trap 2). early: the unread bytes went over TCP
- * before accept(); else they were sent afterwards (redirected). */
+ * sender's writes fail (docs/kernel.md#loss). early: the unread bytes went
+ * over TCP before accept(); else they were sent afterwards (redirected). */
 static void sc_close_unread(int c, int s, int first_read)
 {
 	uint8_t buf[100];
@@ -2235,8 +2235,8 @@ static int sc_zc_collect(int fd, struct sc_zc *z, int ms)
 
 /* SO_ZEROCOPY then three send(MSG_ZEROCOPY): each successful send call
  * gets the next completion id (0, 1, 2), and the completions, however the
- * kernel groups them, arrive on the error queue (trap 8); no other ids
- * appear. The bytes arrive intact. */
+ * kernel groups them, arrive on the error queue (docs/kernel.md#zerocopy);
+ * no other ids appear. The bytes arrive intact. */
 static int sc_zerocopy(int family)
 {
 	static uint8_t buf[65536];

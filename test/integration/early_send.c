@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * early_send - kernel-facts trap 1: a client that writes right after
+ * early_send - docs/kernel.md#reorder: a client that writes right after
  * connect(), before the server's accept(), sends those bytes over TCP; its
  * next bytes must not overtake them. Once the server has read the early
  * data the gate opens and the rest goes by redirect.
@@ -97,8 +97,9 @@ static int fl_round(struct fl_round_ctx *x, uint64_t seed)
 	if (s < 0)
 		goto out;
 	if (x->eager) {
-		/* Trap 1: B is sent while A still waits unread in the server's TCP
-		 * queue; were B redirected, the server would read B before A. */
+		/* docs/kernel.md#reorder: B is sent while A still waits unread in
+		 * the server's TCP queue; were B redirected, the server would read
+		 * B before A. */
 		if (fl_write_all(c, out + LEN_A, LEN_B) || fl_read_all(s, in, LEN_A + LEN_B) ||
 		    fl_write_all(c, out + LEN_A + LEN_B, LEN_C) ||
 		    fl_read_all(s, in + LEN_A + LEN_B, LEN_C))

@@ -164,8 +164,9 @@ static int test_refused_insert(void)
 	return 0;
 }
 
-/* SO_RCVLOWAT is ignored by the redirect path (trap 8): a socket that asks
- * for it (here inherited from the listener) stays on TCP, which honours it. */
+/* SO_RCVLOWAT is ignored by the redirect path (docs/kernel.md#rcvlowat): a
+ * socket that asks for it (here inherited from the listener) stays on TCP,
+ * which honours it. */
 static int test_rcvlowat_stays_on_tcp(void)
 {
 	struct sockaddr_storage ss;
@@ -544,8 +545,9 @@ static int fl_key_of(int fd, int sk_map, struct fl_key *k)
 
 /*
  * Another socket already sits under this connection's key (insert_eexist;
- * the shim never replaces a live entry, trap 2). The impostor is in the
- * sockhash but was never enrolled, so its own bytes pass as not_enrolled.
+ * the shim never replaces a live entry, docs/kernel.md#loss). The impostor
+ * is in the sockhash but was never enrolled, so its own bytes pass as
+ * not_enrolled.
  */
 static int test_key_taken_eexist(void)
 {

@@ -1,6 +1,6 @@
 #!/bin/sh
-# haproxy_splice.sh - a proxy in splice mode (kernel-facts trap 6) under the
-# shim with its default settings: haproxy from Debian's package, at its
+# haproxy_splice.sh - a proxy in splice mode (docs/kernel.md#splice-blind)
+# under the shim with its default settings: haproxy from Debian's package, at its
 # default thread count, in TCP mode with "option splice-auto",
 # "splice-request" and "splice-response", in front of nginx and in front of
 # "python3 -m http.server". Each backend serves 20 downloads of a 64 MiB

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * slow_reader - flow control (kernel-facts trap 4): a receiver that reads
- * slowly, or not at all, bounds what a sender can queue, as plain TCP does.
+ * slow_reader - flow control (docs/kernel.md#no-backpressure): a receiver
+ * that reads slowly, or not at all, bounds what a sender can queue, as plain
+ * TCP does.
  *
  * Raw sockmap redirection has no backpressure: a non-blocking sender had
  * 64 MiB accepted with nobody reading. Under the shim a redirected direction
@@ -201,7 +202,7 @@ static int fl_nonblocking_body(struct fl_fds *f)
 			   w ? strerror(errno) : "wrote 0 bytes");
 		off += (uint64_t)w;
 		FL_T_CHECK(off < cap, "%llu bytes accepted with nobody reading: no backpressure "
-			   "(kernel-facts trap 4)", (unsigned long long)off);
+			   "(docs/kernel.md#no-backpressure)", (unsigned long long)off);
 	}
 	snd1 = fl_sockopt_int(c, SO_SNDBUF);
 	red1 = fl_t_status_u64("redirected_bytes");

@@ -7,9 +7,10 @@
  * blocking pipe that only the pump itself drains, SPLICE_F_NONBLOCK both
  * ways, poll() for readiness. A writer thread feeds the pump's upstream
  * socket, a reader thread checks every byte coming out downstream. The
- * shim emulates splice out of an enrolled socket (kernel-facts trap 6); an
- * emulation that blocks on the pipe, or reads from the socket more than
- * the pipe takes, stalls the pump for good or loses bytes.
+ * shim emulates splice out of an enrolled socket
+ * (docs/kernel.md#splice-blind); an emulation that blocks on the pipe, or
+ * reads from the socket more than the pipe takes, stalls the pump for good
+ * or loses bytes.
  *
  * The pump runs in a child (this program again, "--pump") with the
  * settings under test: the default (FASTLOCAL_ENROLL_AFTER unset, so

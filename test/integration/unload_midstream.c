@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * unload_midstream - nothing is lost when fastlocal is unloaded under live
- * traffic or when a writer dies (kernel-facts trap 2).
+ * traffic or when a writer dies (docs/kernel.md#loss, #psock-holds).
  *
  * The shim holds the sockhash for as long as the process lives, so the
  * kernel keeps the map, the program and every queued byte after the pins
