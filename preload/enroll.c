@@ -30,6 +30,7 @@
 #include "own_fds.h"
 #include "same_host.h"
 #include "slot.h"
+#include "sysctl.h"
 #include "tx.h"
 
 #ifndef SO_NETNS_COOKIE
@@ -47,21 +48,15 @@ static uint32_t fl_default_budget_v;
 static uint32_t fl_default_budget(void)
 {
 	uint32_t v = __atomic_load_n(&fl_default_budget_v, __ATOMIC_RELAXED);
-	unsigned long lo, def, max;
-	FILE *f;
+	uint64_t max;
 
 	if (v)
 		return v;
 	if (fl_config()->flow_budget)
 		return fl_config()->flow_budget; /* flow_budget in the configuration */
-	v = FL_BUDGET_FALLBACK;
-	f = fopen("/proc/sys/net/ipv4/tcp_rmem", "re");
-	if (f) {
-		if (fscanf(f, "%lu %lu %lu", &lo, &def, &max) == 3)
-			v = max < FL_BUDGET_MIN ? FL_BUDGET_MIN : max > FL_BUDGET_MAX ? FL_BUDGET_MAX :
-			    (uint32_t)max;
-		fclose(f);
-	}
+	max = fl_sysctl_max("/proc/sys/net/ipv4/tcp_rmem");
+	v = !max ? FL_BUDGET_FALLBACK : max < FL_BUDGET_MIN ? FL_BUDGET_MIN :
+	    max > FL_BUDGET_MAX ? FL_BUDGET_MAX : (uint32_t)max;
 	__atomic_store_n(&fl_default_budget_v, v, __ATOMIC_RELAXED);
 	return v;
 }

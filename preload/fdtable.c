@@ -98,7 +98,7 @@ void fl_fd_clear(int fd)
 	      fl_fd_state(e) == FL_FD_PENDING;
 	fl_fd_forget_socket(fd);
 	__atomic_store_n(&e->flags, 0, __ATOMIC_RELAXED);
-	e->unpaired_ms = 0;
+	e->unpaired_us = 0;
 	e->unpaired_mark = 0;
 	if (dup)
 		fl_fd_dup_closed();

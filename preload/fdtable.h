@@ -73,10 +73,10 @@ struct fl_fd {
 	uint32_t inflight;
 	/* with FL_FD_ENROLLED, unpaired.c's (the thread holding
 	 * FL_FDF_UNPAIRED_BUSY): when its peer was first found missing after
-	 * it had had its chance to enroll (CLOCK_MONOTONIC_COARSE ms, 0: not
-	 * yet), and the slot's tcp_sent + tcp_pending then, to tell a later
-	 * verdict's answer from that one's */
-	uint32_t unpaired_ms;
+	 * it had had its chance to enroll (fl_fd_now_us, 0: not yet), and the
+	 * slot's tcp_sent + tcp_pending then, to tell a later verdict's answer
+	 * from that one's */
+	uint32_t unpaired_us;
 	uint64_t unpaired_mark;
 };
 

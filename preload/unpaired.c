@@ -22,7 +22,7 @@
  * whose own FASTLOCAL_ENROLL_AFTER is somewhat larger than ours. A try can
  * be put off while another thread or process holds the peer's socket; it
  * is then retried at the peer's calls, at most 10 ms apart (fdtable.h), so
- * the peer must still be missing FL_UNPAIRED_GRACE_MS later, and in the
+ * the peer must still be missing FL_UNPAIRED_GRACE_US (100 ms) later, and in the
  * answer of a verdict that ran after that first look (the answer a write
  * returns with may be older than the bytes read meanwhile: a blocking
  * write's verdict ran when it began). The verdict records the peer's slot
@@ -38,31 +38,15 @@
 #include "unpaired.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
+#include <stdbool.h>
 
-#include "conf.h"
 #include "config.h"
 #include "enroll.h"
-#include "libc.h"
-#include "log.h"
-#include "maps.h"
 #include "slot.h"
+#include "sysctl.h"
 
 #define FL_UNPAIRED_RX_MIN (16u << 10)
-#define FL_UNPAIRED_GRACE_MS 100u
-
-static uint32_t fl_unpaired_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	/* never 0, which means "not yet" */
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u) | 1u;
-}
+#define FL_UNPAIRED_GRACE_US 100000u
 
 /*
  * The largest send queue plus the largest receive queue a connection can
@@ -71,31 +55,6 @@ static uint32_t fl_unpaired_now_ms(void)
  * value). 0: not yet.
  */
 static uint64_t fl_unpaired_queues;
-
-/* The largest of the numbers in a /proc/sys file (tcp_rmem has three). */
-static uint64_t fl_sysctl_max(const char *path)
-{
-	char buf[128], *p, *end;
-	uint64_t max = 0, v;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = libc_read(fd, buf, sizeof(buf) - 1);
-	libc_close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	for (p = buf;; p = end) {
-		v = strtoull(p, &end, 10);
-		if (end == p)
-			break;
-		if (v > max)
-			max = v;
-	}
-	return max;
-}
 
 /* The larger of a per-protocol maximum and twice net.core's (SO_SNDBUF and
  * SO_RCVBUF may go up to that); 0 if either file cannot be read. */
@@ -179,11 +138,11 @@ void fl_unpaired_check(int fd, struct fl_fd *e)
 		case FL_PAIRING_NO_PEER:
 			if (!fl_unpaired_peer_had_its_chance(rx, tx))
 				break;
-			if (!e->unpaired_ms) { /* the first look: the grace starts */
-				e->unpaired_ms = fl_unpaired_now_ms();
+			if (!e->unpaired_us) { /* the first look: the grace starts */
+				e->unpaired_us = fl_fd_now_us() | 1u; /* 0: not yet */
 				e->unpaired_mark = verdicts;
 			} else if (verdicts != e->unpaired_mark &&
-				   fl_unpaired_now_ms() - e->unpaired_ms >= FL_UNPAIRED_GRACE_MS) {
+				   fl_fd_now_us() - e->unpaired_us >= FL_UNPAIRED_GRACE_US) {
 				fl_unpaired_leave(fd, e);
 			}
 			break;

@@ -244,8 +244,6 @@ static int fl_child_echo(void)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(a);
 	int l = socket(AF_INET, SOCK_STREAM, 0), s;
-	static char buf[64 * KiB];
-	ssize_t n, o, w;
 
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
 	    getsockname(l, (struct sockaddr *)&a, &len) ||
@@ -254,11 +252,7 @@ static int fl_child_echo(void)
 	s = accept(l, NULL, NULL);
 	if (s < 0)
 		return 3;
-	while ((n = read(s, buf, sizeof(buf))) > 0)
-		for (o = 0; o < n; o += w)
-			if ((w = write(s, buf + o, (size_t)(n - o))) <= 0)
-				return 4;
-	return n == 0 ? 0 : 5;
+	return fl_t_echo(s) ? 4 : 0;
 }
 
 /* pausing PORT: 64 lockstep echo rounds of 64 KiB, each checked, with a

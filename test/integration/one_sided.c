@@ -48,9 +48,7 @@ static int fl_server(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	static char buf[ROUND_BYTES];
 	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, s;
-	ssize_t n, o, w;
 
 	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
@@ -59,11 +57,7 @@ static int fl_server(void)
 	s = accept(l, NULL, NULL);
 	if (s < 0)
 		return 3;
-	while ((n = read(s, buf, sizeof(buf))) > 0)
-		for (o = 0; o < n; o += w)
-			if ((w = write(s, buf + o, (size_t)(n - o))) <= 0)
-				return 4;
-	return n == 0 ? 0 : 5;
+	return fl_t_echo(s) ? 4 : 0;
 }
 
 /* "client": ROUNDS lockstep rounds, each checked byte for byte, with a pause

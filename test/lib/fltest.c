@@ -194,6 +194,18 @@ done:
 	return r;
 }
 
+int fl_t_echo(int fd)
+{
+	static char buf[64 * 1024];
+	ssize_t n, o, w;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (o = 0; o < n; o += w)
+			if ((w = write(fd, buf + o, (size_t)(n - o))) <= 0)
+				return -1;
+	return n == 0 ? 0 : -1;
+}
+
 int fl_t_warmup_half(int fd, int client)
 {
 	size_t n = fl_t_enroll_after();

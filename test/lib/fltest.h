@@ -81,6 +81,10 @@ int fl_t_warmup(int c, int s);
  * way round. */
 int fl_t_warmup_half(int fd, int client);
 
+/* Echoes everything read from fd back to it until EOF: 0 at EOF, -1 if a
+ * read or write failed. */
+int fl_t_echo(int fd);
+
 /* fastlocal_enroll_fd, the shim's explicit enrollment, found with dlopen
  * (the preloaded copy when the program runs under the shim). NULL if the
  * shim cannot be loaded. */
