@@ -123,7 +123,7 @@ static uint32_t fl_budget(int fd, struct fl_fd *e)
 	int rcvbuf = 0;
 
 	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+	    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
 		return (uint32_t)rcvbuf;
 	return fl_default_budget();
 }

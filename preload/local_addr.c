@@ -119,7 +119,7 @@ static void fl_addr_dump_locked(void)
 		return;
 	/* The list belongs to the namespace this netlink socket was made in
 	 * (the thread's current one, which setns() may have changed). */
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &fl_addrs_netns, &olen))
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &fl_addrs_netns, &olen))
 		fl_addrs_netns = 0;
 	if (libc_send(fd, &req, sizeof(req), 0) < 0) {
 		libc_close(fd);

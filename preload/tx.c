@@ -734,7 +734,12 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	while (tx->len && fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE) == -EAGAIN &&
 	       tries++ < 600) {
 		pthread_mutex_unlock(&tx->lock);
-		poll(&p, 1, 100); /* at most a minute for a reader that stopped */
+		/* IMPORTANT: the shim's own poll() used to run here, and it
+		 * first pushes every other buffered socket into the kernel
+		 * (fl_before_wait): the reader this close waits for may itself
+		 * wait for those bytes. Kept explicitly. */
+		fl_tx_flush_all();
+		libc_poll(&p, 1, 100); /* at most a minute for a reader that stopped */
 		pthread_mutex_lock(&tx->lock);
 	}
 	if (tx->len)

@@ -27,6 +27,11 @@ int libc_close(int fd)
 	return close(fd);
 }
 
+int libc_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	return getsockopt(fd, level, name, val, len);
+}
+
 void fl_log(int level, const char *fmt, ...)
 {
 	(void)level;
