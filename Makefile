@@ -105,15 +105,28 @@ $(SKEL): $(BPFOBJ)
 # ---------------------------------------------------------------- shim
 # The shim links nothing but libc: it is loaded into every host program, so it
 # must not drag libbpf/libelf in (or clash with a program's own copies).
-$(SHIM): $(SHIM_SRCS) $(wildcard preload/*.h) bpf/fastlocal.h preload/exports.map
+# One object a source, so that before the link preload/check_boundary.sh can
+# tell which file calls an interposed function directly instead of through
+# its libc_<fn> trampoline; shim.c defines the exported forwarders and is
+# the one object allowed to (docs/design.md, "the sealed boundary").
+SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRCS))
+SHIM_FORWARDERS := $(BUILD)/obj/preload/shim.o
+SHIM_CFLAGS := $(CPPFLAGS) $(CFLAGS_ALL) -fPIC -fvisibility=hidden
+
+$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h) bpf/fastlocal.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden \
+	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
+
+$(SHIM): $(SHIM_OBJS) preload/exports.map preload/check_boundary.sh
+	@mkdir -p $(@D)
+	preload/check_boundary.sh preload/exports.map $(SHIM_FORWARDERS) $(SHIM_OBJS)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden \
 		-Wl,--version-script=preload/exports.map -Wl,-z,defs \
-		-o $@ $(SHIM_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+		-o $@ $(SHIM_OBJS) $(LDFLAGS_ALL) -ldl -lpthread
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/conf.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/conf.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
