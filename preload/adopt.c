@@ -14,6 +14,7 @@
 #include "config.h"
 #include "enroll.h"
 #include "fdtable.h"
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 
@@ -75,8 +76,8 @@ void fl_adopt_env_done(char *const *env, char *const envp[])
 	munmap((void *)env, (n + 2) * sizeof(char *));
 }
 
-/* The new image: re-attach what the previous one passed on. */
-__attribute__((constructor)) static void fl_adopt_init(void)
+/* The new image: re-attach what the previous one passed on (init.c). */
+void fl_adopt_init(void)
 {
 	const char *v = getenv("FASTLOCAL_ADOPT");
 	char *end;

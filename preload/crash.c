@@ -11,6 +11,7 @@
 
 #include "backtrace.h"
 #include "config.h"
+#include "init_hooks.h"
 #include "log.h"
 #include "sbuf.h"
 #include "signals.h"
@@ -144,7 +145,8 @@ static void fl_crash_handler(int sig, siginfo_t *si, void *uc)
 		syscall(SYS_tgkill, getpid(), tid, sig);
 }
 
-__attribute__((constructor)) static void fl_crash_init(void)
+/* At load (init.c). */
+void fl_crash_init(void)
 {
 	size_t i;
 

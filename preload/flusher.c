@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "init_hooks.h"
 #include "log.h"
 #include "tx.h"
 
@@ -135,27 +136,22 @@ void fl_flusher_kick(int64_t deadline_ns)
 	pthread_mutex_unlock(&fl_flusher_lock);
 }
 
-/* fork(): the thread does not exist in the child; it starts again there
- * when the child first buffers. */
-static void fl_flusher_fork_prepare(void)
+/* fork() (init.c): the thread does not exist in the child; it starts again
+ * there when the child first buffers. */
+void fl_flusher_fork_prepare(void)
 {
 	pthread_mutex_lock(&fl_flusher_lock);
 }
 
-static void fl_flusher_fork_parent(void)
+void fl_flusher_fork_parent(void)
 {
 	pthread_mutex_unlock(&fl_flusher_lock);
 }
 
-static void fl_flusher_fork_child(void)
+void fl_flusher_fork_child(void)
 {
 	fl_flusher_started = 0;
 	fl_flusher_wake_ns = FL_NEVER;
 	fl_flusher_min_ns = FL_NEVER;
 	pthread_mutex_unlock(&fl_flusher_lock);
-}
-
-__attribute__((constructor)) static void fl_flusher_init(void)
-{
-	pthread_atfork(fl_flusher_fork_prepare, fl_flusher_fork_parent, fl_flusher_fork_child);
 }

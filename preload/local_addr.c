@@ -12,6 +12,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 #include "own_fds.h"
@@ -209,19 +210,15 @@ bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr
 	return local;
 }
 
-/* fork(): the child must not inherit fl_addr_lock held by a thread that does not
- * exist there; hold it across fork in the parent, release it on both sides. */
-static void fl_addr_fork_prepare(void)
+/* fork() (init.c): the child must not inherit fl_addr_lock held by a thread
+ * that does not exist there; hold it across fork in the parent, release it on
+ * both sides. */
+void fl_addr_fork_prepare(void)
 {
 	pthread_mutex_lock(&fl_addr_lock);
 }
 
-static void fl_addr_fork_release(void)
+void fl_addr_fork_release(void)
 {
 	pthread_mutex_unlock(&fl_addr_lock);
-}
-
-__attribute__((constructor)) static void fl_addr_init(void)
-{
-	pthread_atfork(fl_addr_fork_prepare, fl_addr_fork_release, fl_addr_fork_release);
 }

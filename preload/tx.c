@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "flusher.h"
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 #include "maps.h"
@@ -946,7 +947,7 @@ int64_t fl_tx_flush_expired(int64_t now_ns)
 /* fork(): every lock may be held by a thread that will not exist in the
  * child; the prepare step flushes what it can and takes the pool and pending
  * locks, the child starts with fresh tx locks and empty buffers. */
-static void fl_tx_fork_prepare(void)
+void fl_tx_fork_prepare(void)
 {
 	struct fl_tx *tx;
 
@@ -958,13 +959,13 @@ static void fl_tx_fork_prepare(void)
 	pthread_mutex_lock(&fl_pending_lock);
 }
 
-static void fl_tx_fork_parent(void)
+void fl_tx_fork_parent(void)
 {
 	pthread_mutex_unlock(&fl_pending_lock);
 	pthread_mutex_unlock(&fl_pool_lock);
 }
 
-static void fl_tx_fork_child(void)
+void fl_tx_fork_child(void)
 {
 	struct fl_tx *tx;
 
@@ -982,13 +983,9 @@ static void fl_tx_fork_child(void)
 	pthread_mutex_unlock(&fl_pool_lock);
 }
 
-__attribute__((constructor)) static void fl_tx_init(void)
-{
-	pthread_atfork(fl_tx_fork_prepare, fl_tx_fork_parent, fl_tx_fork_child);
-}
-
-/* The process is exiting (exit(), return from main): push everything out. */
-__attribute__((destructor)) static void fl_tx_fini(void)
+/* The process is exiting (exit(), return from main; init.c): push everything
+ * out. */
+void fl_tx_fini(void)
 {
 	fl_tx_drain_all();
 }
