@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * config.c - the shim's settings, evaluated once (conf.c) from the defaults,
- * /etc/fastlocal.conf (or $FASTLOCAL_CONF) and the environment; then the
- * warnings about invalid values, one line each.
+ * /etc/fastlocal.conf (or $FASTLOCAL_CONF) and the environment. The
+ * warnings about invalid values are kept for the log (fl_config_warnings):
+ * this file does no logging, which reads the settings itself.
  */
 #include "config.h"
 
@@ -15,8 +16,6 @@
 #include <unistd.h>
 
 #include "libc.h"
-#include "log.h"
-#include "sbuf.h"
 
 /* Written once under fl_config_once, read-only afterwards (config.h). */
 struct fl_config fl_cfg;
@@ -90,31 +89,6 @@ static void fl_conf_read_file(struct fl_conf_input *in)
 	libc_close(fd);
 }
 
-/* The gathered warnings, "fastlocal[pid]: warning: ..." one write each, to
- * the log file if one is configured and usable, else stderr. After
- * fl_config_ready: the log code asks fl_config() for the file. */
-static void fl_conf_warn_emit(void)
-{
-	const struct fl_config *c = &fl_cfg;
-	char line[600];
-	struct fl_sbuf b;
-	size_t off = 0, n;
-
-	if (!fl_conf_warn_len || (c->log_set && c->log_level < FL_LOG_WARN))
-		return;
-	while (off < fl_conf_warn_len) {
-		n = strlen(fl_conf_warn_buf + off);
-		fl_sb_init(&b, line, sizeof(line) - 1);
-		fl_sb_str(&b, "fastlocal[");
-		fl_sb_i64(&b, getpid());
-		fl_sb_str(&b, "]: warning: ");
-		fl_sb_str(&b, fl_conf_warn_buf + off);
-		line[b.len++] = '\n';
-		(void)!libc_write(fl_log_fd(), line, b.len);
-		off += n + 1;
-	}
-}
-
 static void fl_config_read(void)
 {
 	struct fl_conf_input in = { .getenv = fl_conf_getenv, .warn = fl_conf_collect };
@@ -130,7 +104,6 @@ static void fl_config_read(void)
 	if (!fl_conf_selected(&fl_cfg, program_invocation_short_name, &why))
 		fl_cfg.enabled = 0;
 	__atomic_store_n(&fl_config_ready, 1, __ATOMIC_RELEASE);
-	fl_conf_warn_emit();
 	errno = saved;
 }
 
@@ -138,4 +111,11 @@ const struct fl_config *fl_config_slow(void)
 {
 	pthread_once(&fl_config_once, fl_config_read);
 	return &fl_cfg;
+}
+
+const char *fl_config_warnings(size_t *len)
+{
+	fl_config();
+	*len = fl_conf_warn_len;
+	return fl_conf_warn_buf;
 }

@@ -155,7 +155,7 @@ void fl_crash_init(void)
 	/* Everything the handler needs is made ready here, outside any signal
 	 * handler: the log file, libunwind (dlopen), our own code's range. */
 	fl_log_fd();
-	fl_bt_init();
+	fl_bt_init(fl_config()->unwind_lib);
 	for (i = 0; i < sizeof(fl_crash_sigs) / sizeof(fl_crash_sigs[0]); i++)
 		fl_sig_set_front(fl_crash_sigs[i], fl_crash_handler);
 }

@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include "init_hooks.h"
+#include "log.h"
 
 /*
  * Before fork(), each file takes the locks its child hook needs. tx.c's
@@ -52,6 +53,8 @@ static void fl_fork_child(void)
 
 /*
  * At load, while the process is normally still single-threaded:
+ * 0. the settings are read (fl_config), and what was wrong with them is
+ *    logged: first, as when the first reader of the settings logged it;
  * 1. the fork hooks, first, so that a fork() from anything below (or from
  *    another thread of the program) already finds them;
  * 2. the crash handler, so that a fault in what follows is reported;
@@ -63,6 +66,7 @@ static void fl_fork_child(void)
  */
 __attribute__((constructor)) static void fl_init(void)
 {
+	fl_log_config_warnings();
 	pthread_atfork(fl_fork_prepare, fl_fork_parent, fl_fork_child);
 	fl_crash_init();
 	fl_own_fds_init();

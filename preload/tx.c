@@ -302,7 +302,8 @@ static void fl_tx_mark_pending(struct fl_tx *tx)
 	}
 	pthread_mutex_unlock(&fl_pending_lock);
 	/* Bytes held under TCP_NODELAY are looked at every catch-up poll. */
-	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)));
+	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)),
+			fl_tx_flush_expired);
 }
 
 static void fl_tx_mark_empty(struct fl_tx *tx)
@@ -932,7 +933,7 @@ void fl_tx_drain_all(void)
 	pthread_mutex_unlock(&fl_pool_lock);
 }
 
-int64_t fl_tx_flush_expired(int64_t now_ns)
+int64_t fl_tx_flush_expired(int64_t now_ns, bool *left)
 {
 	struct fl_tx *batch[256];
 	int64_t next = -1;
@@ -941,6 +942,7 @@ int64_t fl_tx_flush_expired(int64_t now_ns)
 	n = fl_tx_snapshot(batch, 256);
 	for (i = 0; i < n; i++)
 		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
+	*left = fl_tx_any_pending();
 	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
 }
 
