@@ -126,12 +126,12 @@ $(SHIM): $(SHIM_OBJS) preload/exports.map preload/check_boundary.sh
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/conf.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/kernel_compat.h preload/clock.h preload/conf.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
 
-$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
+$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -141,7 +141,8 @@ $(BUILD)/test/unit_%: test/unit/%.c $(wildcard preload/*.h tools/*.h) $(SHIM_SRC
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ipreload -Itools $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcmocka -lbpf -lelf -lz -ldl -lpthread
 
-$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h
+$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h preload/kernel_compat.h \
+		preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -200,7 +201,7 @@ bench: deps
 		echo "bench/apps/run.sh $(BUILD) $$q"; bench/apps/run.sh $(BUILD) $$q; \
 	fi
 
-$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
+$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -208,12 +209,12 @@ $(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
 # One binary, one workload a file: stream and ping-pong (fl-bench.c),
 # request/response over N connections (fl-rr.c), connection churn (fl-churn.c).
 FL_BENCH_SRCS := bench/fl-bench.c bench/fl-common.c bench/fl-rr.c bench/fl-churn.c
-$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h
+$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $(FL_BENCH_SRCS) $(LDFLAGS_ALL) -lpthread
 
 # The fd table against uthash, the other candidate the design considered.
-$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h
+$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< preload/fdtable.c $(LDFLAGS_ALL)
 

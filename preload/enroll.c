@@ -23,6 +23,7 @@
 #include "fault.h"
 #include "fdtable.h"
 #include "holders.h"
+#include "kernel_compat.h"
 #include "libc.h"
 #include "local_addr.h"
 #include "log.h"
@@ -32,10 +33,6 @@
 #include "slot.h"
 #include "sysctl.h"
 #include "tx.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 ("net: retrieve netns cookie via getsocketopt") */
-#endif
 
 #define FL_BUDGET_FALLBACK (4u << 20)
 

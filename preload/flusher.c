@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "init_hooks.h"
 #include "log.h"
@@ -37,14 +38,6 @@ static fl_flusher_work_fn fl_flusher_work;
 static int64_t fl_flusher_wake_ns = FL_NEVER;
 static int64_t fl_flusher_min_ns = FL_NEVER;
 
-static int64_t fl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int64_t fl_min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
@@ -66,7 +59,7 @@ static void *fl_flusher_main(void *arg)
 		__atomic_store_n(&fl_flusher_wake_ns, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&fl_flusher_min_ns, FL_NEVER, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&fl_flusher_lock);
-		now = fl_now_ns();
+		now = fl_clock_ns(CLOCK_MONOTONIC);
 		next = work(now, &left);
 		pthread_mutex_lock(&fl_flusher_lock);
 		if (next >= 0)
@@ -78,7 +71,7 @@ static void *fl_flusher_main(void *arg)
 		__atomic_store_n(&fl_flusher_wake_ns, target, __ATOMIC_SEQ_CST);
 		target = fl_min64(target, __atomic_load_n(&fl_flusher_min_ns, __ATOMIC_SEQ_CST));
 		__atomic_store_n(&fl_flusher_wake_ns, target, __ATOMIC_SEQ_CST);
-		if (target <= fl_now_ns())
+		if (target <= fl_clock_ns(CLOCK_MONOTONIC))
 			continue;
 		if (target == FL_NEVER) {
 			pthread_cond_wait(&fl_flusher_cv, &fl_flusher_lock);

@@ -15,12 +15,9 @@
 #include <bpf/bpf.h>
 
 #include "../preload/broker_proto.h"
+#include "../preload/kernel_compat.h"
 #include "../preload/key.h"
 #include "../preload/same_host.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
 
 #define FL_MAX_FDS 4 /* a request carries one; more are closed and refused */
 
