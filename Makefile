@@ -45,12 +45,13 @@ DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm 
 
 SHIM_SRCS := $(wildcard preload/*.c)
 # Shared with the shim: the key (key.c) and same-host check (same_host.c),
-# the settings' evaluation (conf*.c), the map writes of an enrollment, which
+# the settings' evaluation (CONF_SHARED_SRCS, which the fuzzer also links)
+# and the reading of their file (conf_file.c), the map writes of an enrollment, which
 # "fastlocal daemon" does for unprivileged processes (enroll_maps.c), and
 # the raw bpf(2) calls those use (bpf_sys.c).
 CONF_SHARED_SRCS := preload/conf.c preload/conf_value.c preload/conf_rules.c
 CLI_SRCS  := $(wildcard tools/*.c) preload/key.c preload/same_host.c preload/enroll_maps.c \
-	preload/bpf_sys.c $(CONF_SHARED_SRCS)
+	preload/bpf_sys.c $(CONF_SHARED_SRCS) preload/conf_file.c
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
@@ -126,7 +127,7 @@ $(SHIM): $(SHIM_OBJS) preload/exports.map preload/check_boundary.sh
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/kernel_compat.h preload/clock.h preload/conf.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/kernel_compat.h preload/clock.h preload/conf.h preload/conf_file.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz

@@ -8,14 +8,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "libc.h"
+#include "conf_file.h"
 
 /* Written once under fl_config_once, read-only afterwards (config.h). */
 struct fl_config fl_cfg;
@@ -24,9 +21,9 @@ static pthread_once_t fl_config_once = PTHREAD_ONCE_INIT;
 
 /*
  * Owned by fl_config_read, under fl_config_once (so no other lock): the
- * file's bytes, and the warnings gathered while evaluating. Static, not
- * on the stack or the heap: the first fl_config() can come from any thread
- * (a small stack) or a signal handler (no malloc).
+ * file's bytes (read by conf_file.c), and the warnings gathered while
+ * evaluating. Static, not on the stack or the heap: the first fl_config()
+ * can come from any thread (a small stack) or a signal handler (no malloc).
  */
 static char fl_conf_file_buf[FL_CONF_FILE_MAX];
 static char fl_conf_warn_buf[4096];
@@ -52,43 +49,6 @@ static const char *fl_conf_getenv(const char *name, void *ctx)
 	return getenv(name);
 }
 
-/* Reads the file into fl_conf_file_buf; fills the input's file fields. */
-static void fl_conf_read_file(struct fl_conf_input *in)
-{
-	const char *path = getenv("FASTLOCAL_CONF");
-	bool chosen = path != NULL;
-	ssize_t n;
-	int fd;
-
-	if (path && !*path) {
-		in->file_state = FL_FILE_NONE; /* FASTLOCAL_CONF="": no file, on purpose */
-		return;
-	}
-	in->file = path ? path : FL_CONF_DEFAULT_PATH;
-	fd = open(in->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		/* No /etc/fastlocal.conf is the normal case; a file named on
-		 * purpose that is missing is worth a warning. */
-		in->file_state = !chosen && errno == ENOENT ? FL_FILE_ABSENT : FL_FILE_UNREADABLE;
-		in->file_error = strerror(errno);
-		return;
-	}
-	/* pread, not read: the shim interposes read(), and needs none of that here. */
-	n = pread(fd, fl_conf_file_buf, sizeof(fl_conf_file_buf), 0);
-	if (n < 0) {
-		in->file_state = FL_FILE_UNREADABLE;
-		in->file_error = strerror(errno);
-	} else if ((size_t)n == sizeof(fl_conf_file_buf)) {
-		in->file_state = FL_FILE_UNREADABLE;
-		in->file_error = "larger than 64 KiB";
-	} else {
-		in->file_state = FL_FILE_READ;
-		in->buf = fl_conf_file_buf;
-		in->len = (size_t)n;
-	}
-	libc_close(fd);
-}
-
 static void fl_config_read(void)
 {
 	struct fl_conf_input in = { .getenv = fl_conf_getenv, .warn = fl_conf_collect };
@@ -96,7 +56,7 @@ static void fl_config_read(void)
 	const char *why;
 	int saved = errno;
 
-	fl_conf_read_file(&in);
+	fl_conf_read_file(&in, fl_conf_file_buf);
 	fl_conf_eval(&fl_cfg, &origin, &in);
 	/* A program that only_cmds/skip_cmds leave out is a pure
 	 * pass-through, as with FASTLOCAL=0. Each exec decides again: the
