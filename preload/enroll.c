@@ -140,7 +140,7 @@ static bool fl_enroll_drain(struct fl_fd *e)
  * two would slip through.
  */
 void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
-			     bool inserted, bool busy)
+		      bool inserted, bool busy)
 {
 	struct fl_slot *s = fl_slot_at(e->slot);
 	bool alone;
