@@ -46,11 +46,12 @@ DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm 
 SHIM_SRCS := $(wildcard preload/*.c)
 # Shared with the shim: the key (key.c) and same-host check (same_host.c),
 # the settings' evaluation (CONF_SHARED_SRCS, which the fuzzer also links)
-# and the reading of their file (conf_file.c), the map writes of an enrollment, which
-# "fastlocal daemon" does for unprivileged processes (enroll_maps.c), and
+# and the reading of their file (conf_file.c), the map writes of an
+# enrollment, which "fastlocal daemon" does for unprivileged processes
+# (enroll_maps.c, enroll_core.c: the transaction and the drain check), and
 # the raw bpf(2) calls those use (bpf_sys.c).
 CONF_SHARED_SRCS := preload/conf.c preload/conf_value.c preload/conf_rules.c
-CLI_SRCS  := $(wildcard tools/*.c) preload/key.c preload/same_host.c preload/enroll_maps.c \
+CLI_SRCS  := $(wildcard tools/*.c) preload/key.c preload/same_host.c preload/enroll_maps.c preload/enroll_core.c \
 	preload/bpf_sys.c $(CONF_SHARED_SRCS) preload/conf_file.c
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)

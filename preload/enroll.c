@@ -10,17 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "bpf_sys.h"
-#include "broker.h"
 #include "compat.h"
 #include "config.h"
-#include "enroll_maps.h"
+#include "enroll_backend.h"
 #include "exclude.h"
-#include "fault.h"
 #include "fdtable.h"
 #include "holders.h"
 #include "kernel_compat.h"
@@ -28,8 +23,6 @@
 #include "local_addr.h"
 #include "log.h"
 #include "maps.h"
-#include "own_fds.h"
-#include "same_host.h"
 #include "slot.h"
 #include "sysctl.h"
 #include "tx.h"
@@ -59,7 +52,7 @@ static uint32_t fl_default_budget(void)
 }
 
 /* One fallback: counted (shared counter when the maps are open), logged. */
-static int fl_fallback(int fd, int err, enum fl_ustat counter, const char *why)
+int fl_enroll_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 {
 	char caller[768];
 
@@ -85,36 +78,12 @@ static void fl_mark_off(int fd)
 
 	if (!m || !fl_is_tcp_socket(fd))
 		return;
-	if (m->brokered)
-		fl_broker_call(FL_BROKER_MARK_OFF, fd, 0, NULL);
-	else
-		fl_em_mark_off(fl_own_fd_get(&m->sk), fd);
-}
-
-/* The map fds enroll_maps.c writes, as they are now (own_fds may move them). */
-static void fl_enroll_em_maps(const struct fl_maps *m, struct fl_em_maps *em)
-{
-	em->sk = fl_own_fd_get(&m->sk);
-	em->slot_index = fl_own_fd_get(&m->slot_index);
-	em->sockhash = fl_own_fd_get(&m->sockhash);
-}
-
-/* Who enrolls: for "fastlocal conns" (fl_slot_ref). */
-static void fl_ref_fill_owner(struct fl_slot_ref *ref)
-{
-	struct timespec ts;
-
-	ref->pid = (uint32_t)getpid();
-	if (!clock_gettime(CLOCK_REALTIME, &ts))
-		ref->enrolled_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (prctl(PR_GET_NAME, ref->comm, 0, 0, 0))
-		ref->comm[0] = 0;
-	ref->comm[sizeof(ref->comm) - 1] = 0;
+	m->enroll->mark_off(m, fd);
 }
 
 /* The budget: the application's SO_RCVBUF if it chose one, else what TCP's
  * autotuning could grow to. */
-static uint32_t fl_budget(int fd, struct fl_fd *e)
+uint32_t fl_enroll_budget(int fd, struct fl_fd *e)
 {
 	socklen_t olen = sizeof(int);
 	int rcvbuf = 0;
@@ -129,7 +98,7 @@ static uint32_t fl_budget(int fd, struct fl_fd *e)
  * brokered process's are private, and the broker counts for it. */
 static void fl_ustat_own(const struct fl_maps *m, enum fl_ustat idx)
 {
-	if (!m->brokered)
+	if (m->enroll->counts_shared)
 		fl_ustat_add(idx, 1);
 }
 
@@ -167,8 +136,8 @@ static bool fl_enroll_drain(struct fl_fd *e)
  * it. Checked before the insert only, a fork or an SCM_RIGHTS between the
  * two would slip through.
  */
-static void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
-			     bool inserted, bool busy)
+void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
+		      bool inserted, bool busy)
 {
 	struct fl_slot *s = fl_slot_at(e->slot);
 	bool alone;
@@ -269,7 +238,7 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 
 /* Records fd's slot/gen in the fd table; the state stays ENROLLING (other
  * threads wait) until fl_enroll_joined publishes ENROLLED. */
-static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
+int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
@@ -285,7 +254,7 @@ static int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 
 /* The one debug line an enrollment gives ("enrolled" is what the docs and
  * tests look for). */
-static void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st, const char *how)
+void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st, const char *how)
 {
 	struct fl_slot *s = fl_slot_at(e->slot);
 
@@ -295,7 +264,7 @@ static void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st,
 }
 
 /* The socket was enrolled by some process before (fork, exec): use its slot. */
-static int fl_adopt(int fd, const struct fl_sk *st)
+int fl_enroll_adopt_slot(int fd, const struct fl_sk *st)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 	struct fl_slot *s = fl_slot_at(st->slot);
@@ -303,7 +272,8 @@ static int fl_adopt(int fd, const struct fl_sk *st)
 	uint64_t gen;
 
 	if (!m || !s || __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) != st->cookie)
-		return fl_fallback(fd, -ENODATA, FL_USTAT__NR, "enrolled before, but its slot is gone");
+		return fl_enroll_fallback(fd, -ENODATA, FL_USTAT__NR,
+					  "enrolled before, but its slot is gone");
 	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
 	if (fl_enroll_record(fd, st->slot, gen))
 		return -ENOMEM;
@@ -313,33 +283,13 @@ static int fl_adopt(int fd, const struct fl_sk *st)
 	return 0;
 }
 
-/* Not root: the broker reads the socket's record (only for its owner). */
-static int fl_adopt_brokered(int fd)
-{
-	struct fl_broker_rep rep;
-	struct fl_sk st;
-	int err = fl_broker_call(FL_BROKER_ADOPT, fd, 0, &rep);
-
-	if (err)
-		return err == -EPERM || err == -ENOENT ? err : -ENODATA;
-	memset(&st, 0, sizeof(st));
-	st.slot = rep.slot;
-	st.cookie = rep.cookie;
-	return fl_adopt(fd, &st);
-}
-
 int fl_enroll_adopt(int fd)
 {
 	const struct fl_maps *m = fl_maps();
-	struct fl_sk st;
 
 	if (!m)
 		return -ENOENT;
-	if (m->brokered)
-		return fl_adopt_brokered(fd);
-	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED))
-		return -ENODATA;
-	return fl_adopt(fd, &st);
+	return m->enroll->adopt(m, fd);
 }
 
 int fl_enroll(int fd)
@@ -489,191 +439,22 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	return fl_fd_state(e) == FL_FD_ENROLLED;
 }
 
-/*
- * Not root: claims a slot in our own domain, then asks the broker, which
- * checks that the socket is ours and the slot is ours and holds its cookie,
- * reads the ISN record, builds the key and writes the maps exactly as
- * fl_enroll_read does (enroll_maps.c). The slot's write_seq baseline comes
- * from the ISN, which only the broker can read: it sets it.
- */
-static int fl_enroll_brokered(const struct fl_maps *m, int fd, struct fl_fd *e,
-			      uint64_t already_read, bool busy)
-{
-	uint64_t cookie = 0, gen = 0;
-	socklen_t olen = sizeof(cookie);
-	uint32_t budget = fl_budget(fd, e);
-	char why[96];
-	int slot, err;
-
-	if (libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
-		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
-	slot = fl_slot_alloc(cookie, budget, 0, already_read, &gen);
-	if (slot < 0)
-		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
-	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
-	if (err == -EALREADY) {
-		/* Enrolled before (inherited): use the slot it has. */
-		fl_slot_free((uint32_t)slot, cookie);
-		return fl_adopt_brokered(fd);
-	}
-	if (err) {
-		fl_slot_free((uint32_t)slot, cookie);
-		if (err == -ENODATA)
-			return fl_fallback(fd, err, FL_USTAT_FB_NO_ISN,
-					   "no ISN record or no SYN nonce (established before "
-					   "fastlocal was loaded, or a SYN without the option)");
-		if (err == -EREMOTE)
-			return fl_fallback(fd, err, FL_USTAT_FB_NOT_LOCAL,
-					   "the peer is not on this host (the broker found no "
-					   "established end with the mirror key)");
-		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
-		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
-	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
-	if (err)
-		return err;
-	e = fl_fd_peek(fd);
-	fl_enroll_joined(m, fd, e, cookie, true, busy);
-	fl_enroll_say(fd, e, NULL, " by the broker");
-	return 0;
-}
-
 /* Another fd, thread or process holds the socket: put enrollment off (the
  * fd stays pending; fl_pending_io asks again, less and less often). */
-static int fl_enroll_put_off(int fd, struct fl_fd *e)
+int fl_enroll_put_off(int fd, struct fl_fd *e)
 {
 	if (e && !(__atomic_fetch_or(&e->flags, FL_FDF_SHARED, __ATOMIC_RELAXED) & FL_FDF_SHARED)) {
 		fl_fd_retry_reset(e);
-		return fl_fallback(fd, -EAGAIN, FL_USTAT_FB_SHARED,
+		return fl_enroll_fallback(fd, -EAGAIN, FL_USTAT_FB_SHARED,
 				   "another fd, thread or process holds it (asked again later)");
 	}
 	return -EAGAIN;
 }
 
-int fl_enroll_read(int fd, uint64_t already_read, bool busy)
-{
-	struct sockaddr_storage local, remote;
-	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
-	const struct fl_maps *m;
-	struct fl_fd *e = fl_fd_peek(fd);
-	struct fl_slot_ref ref = { 0 };
-	struct fl_em_maps em;
-	struct fl_sk st;
-	uint64_t netns = 0, cookie = 0, gen = 0;
-	uint32_t budget;
-	int lowat = 1, slot, err;
-	bool addr_local;
-
-	if (!fl_config()->enabled) {
-		fl_mark_off(fd);
-		return fl_fallback(fd, -ECANCELED, FL_USTAT_FB_DISABLED, "FASTLOCAL=0");
-	}
-	if (!fl_is_tcp_socket(fd))
-		return -ENOTSUP; /* not ours to accelerate; not a fallback */
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) ||
-	    getpeername(fd, (struct sockaddr *)&remote, &rlen))
-		return errno == ENOTCONN ? -ENOTSUP : -errno;
-	if (fl_config()->has_rules && fl_excluded(&local, &remote)) {
-		fl_mark_off(fd);
-		return fl_fallback(fd, -ECANCELED, FL_USTAT_FB_EXCLUDED,
-				   "excluded by a port or address rule");
-	}
-	olen = sizeof(netns);
-	if (libc_getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen))
-		netns = 0;
-	/* A peer address not of this namespace may still be another
-	 * namespace of this host: decided below, once the key is known. */
-	addr_local = fl_peer_is_local(&remote, &local, netns);
-	olen = sizeof(lowat);
-	if (fl_compat_on() &&
-	    ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
-	     (!libc_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1))) {
-		fl_maps();
-		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
-				   "SO_RCVLOWAT or SO_PEEK_OFF is set (the redirect path ignores them)");
-	}
-	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_STDIO_READ)) {
-		fl_maps();
-		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
-				   "a stdio FILE reads it (glibc's reads bypass the shim)");
-	}
-	if (fl_compat_on() && e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_ZEROCOPY)) {
-		fl_maps();
-		return fl_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
-				   "SO_ZEROCOPY is set (the redirect path completes no zero-copy send)");
-	}
-	m = fl_maps();
-	if (!m)
-		return fl_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
-
-	/*
-	 * Held by anyone else now (another fd, thread or process): a reader
-	 * there may sleep in TCP's recvmsg (holders.h). Asked again after the
-	 * insert too (fl_enroll_joined); this early answer spares the work,
-	 * and keeps such a socket out of the sockhash altogether. A socket some
-	 * process enrolled before it was shared is adopted, shared or not.
-	 */
-	if (m->brokered) {
-		if (!busy && fl_holders_others(fd) != 0)
-			return fl_adopt_brokered(fd) ? fl_enroll_put_off(fd, e) : 0;
-		return fl_enroll_brokered(m, fd, e, already_read, busy);
-	}
-	/* The ISNs sockops recorded when the connection was established. */
-	if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st))
-		return fl_fallback(fd, -ENODATA, FL_USTAT_FB_NO_ISN,
-				   "no ISN record (established before fastlocal was loaded)");
-	if (st.flags & FL_SK_ENROLLED)
-		return fl_adopt(fd, &st);
-	if (!busy && fl_holders_others(fd) != 0)
-		return fl_enroll_put_off(fd, e);
-
-	olen = sizeof(cookie);
-	if (libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &olen) || !cookie)
-		return fl_fallback(fd, -errno, FL_USTAT_FB_OTHER, "SO_COOKIE unsupported");
-	err = fl_em_build_keys(&st, netns, &local, &remote);
-	if (err == -ENODATA)
-		return fl_fallback(fd, err, FL_USTAT_FB_NO_NONCE,
-				   "no SYN nonce (SYN without room or option, syncookies, or a "
-				   "listener older than the load)");
-	if (err == -ENOPROTOOPT)
-		return fl_fallback(fd, err, FL_USTAT_FB_OTHER, "SO_NETNS_COOKIE unsupported");
-	if (err)
-		return -ENOTSUP;
-	if (!addr_local && !fl_peer_on_this_host(fl_own_fd_get(&m->established), &st.key))
-		return fl_fallback(fd, -EREMOTE, FL_USTAT_FB_NOT_LOCAL, "the peer is not on this host");
-
-	budget = fl_budget(fd, e);
-
-	slot = fl_slot_alloc(cookie, budget, st.snd_isn, already_read, &gen);
-	if (slot < 0)
-		return fl_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
-	st.slot = (uint32_t)slot;
-	st.cookie = cookie;
-	ref.slot = (uint32_t)slot;
-	ref.owner = cookie;
-	fl_ref_fill_owner(&ref);
-	ref.sk_flags = st.flags & FL_SK_ACTIVE;
-	fl_enroll_em_maps(m, &em);
-	err = fl_em_insert(&em, fd, &st, &ref, fl_fault_insert() /* tests only (fault.h) */);
-	if (err) {
-		char why[96];
-
-		fl_slot_free((uint32_t)slot, cookie);
-		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
-		return fl_fallback(fd, err, fl_em_insert_counter(err), why);
-	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
-	if (err)
-		return err;
-	e = fl_fd_peek(fd);
-	fl_enroll_joined(m, fd, e, cookie, true, busy);
-	fl_enroll_say(fd, e, &st, "");
-	return 0;
-}
 
 /* Anything we buffered goes first (by redirect or TCP: both keep order;
  * SEND_TCP is set already, so it goes over TCP). */
-static void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
+void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
 {
 	int other;
 
@@ -685,111 +466,89 @@ static void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
 	}
 }
 
-/*
- * Not root: the peer's slot may be in another user's domain, out of our
- * reach, so the broker checks that everything the peer sent has been read
- * (and FIONREAD) and removes the entry, in one request. Our buffered bytes
- * follow over TCP (SEND_TCP is set): order-safe either way.
- */
-static int fl_unenroll_brokered(int fd, const struct fl_fd *e, const struct fl_sk *st,
-				const char *why)
-{
-	int err = fl_broker_call(FL_BROKER_UNENROLL, fd, 0, NULL);
 
-	if (err == -EBUSY) {
-		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
-		return -EBUSY;
+int fl_enroll_read(int fd, uint64_t already_read, bool busy)
+{
+	struct fl_enroll_req r = { .already_read = already_read, .busy = busy };
+	socklen_t llen = sizeof(r.local), rlen = sizeof(r.remote), olen;
+	const struct fl_maps *m;
+	struct fl_fd *e = fl_fd_peek(fd);
+	int lowat = 1;
+
+	if (!fl_config()->enabled) {
+		fl_mark_off(fd);
+		return fl_enroll_fallback(fd, -ECANCELED, FL_USTAT_FB_DISABLED, "FASTLOCAL=0");
 	}
-	if (err)
-		return err;
-	fl_unenroll_forget(e, st->slot);
-	fl_slot_free(st->slot, st->cookie);
-	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
-	fl_debug("fd %d: %s; left the fast path (broker), plain TCP from now on", fd, why);
-	return 0;
+	if (!fl_is_tcp_socket(fd))
+		return -ENOTSUP; /* not ours to accelerate; not a fallback */
+	if (getsockname(fd, (struct sockaddr *)&r.local, &llen) ||
+	    getpeername(fd, (struct sockaddr *)&r.remote, &rlen))
+		return errno == ENOTCONN ? -ENOTSUP : -errno;
+	if (fl_config()->has_rules && fl_excluded(&r.local, &r.remote)) {
+		fl_mark_off(fd);
+		return fl_enroll_fallback(fd, -ECANCELED, FL_USTAT_FB_EXCLUDED,
+					  "excluded by a port or address rule");
+	}
+	olen = sizeof(r.netns);
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &r.netns, &olen))
+		r.netns = 0;
+	/* A peer address not of this namespace may still be another
+	 * namespace of this host: decided by the core, once the key is known. */
+	r.addr_local = fl_peer_is_local(&r.remote, &r.local, r.netns);
+	olen = sizeof(lowat);
+	if (fl_compat_on() &&
+	    ((e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT)) ||
+	     (!libc_getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, &olen) && lowat > 1))) {
+		fl_maps();
+		return fl_enroll_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
+					  "SO_RCVLOWAT or SO_PEEK_OFF is set (the redirect path ignores them)");
+	}
+	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_STDIO_READ)) {
+		fl_maps();
+		return fl_enroll_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
+					  "a stdio FILE reads it (glibc's reads bypass the shim)");
+	}
+	if (fl_compat_on() && e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_ZEROCOPY)) {
+		fl_maps();
+		return fl_enroll_fallback(fd, -ENOTSUP, FL_USTAT_FB_ODD_SOCKET,
+					  "SO_ZEROCOPY is set (the redirect path completes no zero-copy send)");
+	}
+	m = fl_maps();
+	if (!m)
+		return fl_enroll_fallback(fd, -ENOENT, FL_USTAT__NR, "fastlocal is not loaded");
+	/*
+	 * Held by anyone else now (another fd, thread or process): a reader
+	 * there may sleep in TCP's recvmsg (holders.h). The back-end asks
+	 * before the insert, and fl_enroll_joined again after it; this early
+	 * answer spares the work, and keeps such a socket out of the sockhash
+	 * altogether. A socket some process enrolled before it was shared is
+	 * adopted, shared or not.
+	 */
+	return m->enroll->enroll(m, fd, e, &r);
 }
 
 int fl_unenroll(int fd, const char *why)
 {
 	const struct fl_maps *m = fl_maps_if_open();
-	struct fl_slot_ref ref;
-	const struct fl_slot *peer = NULL;
-	struct fl_slot *me;
 	struct fl_fd *e = fl_fd_peek(fd);
-	uint64_t sent = 0, consumed;
-	int redirected = 0, err;
-	struct fl_em_maps em;
+	struct fl_slot *me;
 	struct fl_sk st;
-	bool unpaired;
+	int err;
 
 	if (!m || fl_fd_state(e) != FL_FD_ENROLLED)
 		return -ENOENT;
-	if (m->brokered) {
-		/* Our record is the broker's to read: our own fd table has it. */
-		memset(&st, 0, sizeof(st));
-		st.slot = e->slot;
-		me = fl_slot_at(st.slot);
-		st.cookie = me ? __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) : 0;
-	} else if (fl_em_read(fl_own_fd_get(&m->sk), fd, &st) || !(st.flags & FL_SK_ENROLLED)) {
+	if (m->enroll->record(m, fd, e, &st))
 		return -ENOENT;
-	}
 	me = fl_slot_at(st.slot);
 	if (!me || __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) != st.cookie)
 		return -ENOENT;
 	/* Our sends go over TCP from now on, and the peer stops redirecting to
-	 * us. The locked or orders this store before the loads below; the
-	 * verdict counts its bytes with a locked add before it looks at BLIND. */
+	 * us. The locked or orders this store before the loads of the drain
+	 * check; the verdict counts its bytes with a locked add before it
+	 * looks at BLIND. */
 	__atomic_fetch_or(&me->flags, FL_SLOT_BLIND | FL_SLOT_SEND_TCP, __ATOMIC_SEQ_CST);
-	if (m->brokered)
-		return fl_unenroll_brokered(fd, e, &st, why);
-	if (!fl_bpf_map_lookup(fl_own_fd_get(&m->slot_index), &st.peer, &ref)) {
-		/* The peer may be another user's (another domain): read-only. */
-		peer = fl_slot_any(ref.slot);
-		if (peer && __atomic_load_n(&peer->owner, __ATOMIC_ACQUIRE) != ref.owner)
-			peer = NULL;
-	}
-	if (peer)
-		sent = __atomic_load_n(&peer->tcp_sent, __ATOMIC_SEQ_CST) +
-		       __atomic_load_n(&peer->redirected, __ATOMIC_SEQ_CST);
-	consumed = __atomic_load_n(&me->consumed, __ATOMIC_SEQ_CST) & FL_CONSUMED_MASK;
-	/* Everything the peer sent must have been read: then nothing sits in
-	 * (or travels to) our redirected queue, and leaving the sockhash
-	 * loses nothing (docs/kernel.md#loss). The kernel's count must
-	 * agree. */
-	if ((peer && sent != consumed) || libc_ioctl(fd, FIONREAD, &redirected) || redirected) {
+	err = m->enroll->unenroll(m, fd, e, me, &st, why);
+	if (err == -EBUSY)
 		fl_debug("fd %d: %s; leaves the fast path once its bytes are read", fd, why);
-		return -EBUSY;
-	}
-	fl_enroll_em_maps(m, &em);
-	/* Read before the slot may be freed and taken by another socket. */
-	unpaired = !__atomic_load_n(&me->peer_slot, __ATOMIC_RELAXED);
-	if (fl_holders_others(fd) != 0) {
-		/*
-		 * IMPORTANT: another process holds the socket (a fork, an exec
-		 * of an image without the shim) and its shim may still name this
-		 * slot. Only the sockhash entry goes; the slot and the records
-		 * stay until the socket dies (sockops frees them at TCP_CLOSE),
-		 * and the slot says the socket left, so that no path of that
-		 * process treats it as tcp_bpf's any more (FL_SLOT_LEFT).
-		 */
-		err = fl_bpf_map_delete(em.sockhash, &st.key);
-		if (err && err != -ENOENT)
-			return err;
-		__atomic_store_n(&me->dir_reason, (uint16_t)FL_STAT_PASS_UNSUPPORTED_BYTES,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&me->dir, (uint16_t)FL_DIR_TCP, __ATOMIC_RELAXED);
-		__atomic_fetch_or(&me->flags, FL_SLOT_LEFT, __ATOMIC_SEQ_CST);
-		fl_unenroll_forget(e, st.slot);
-	} else {
-		fl_unenroll_forget(e, st.slot);
-		err = fl_em_remove(&em, fd, &st);
-		if (err)
-			return err;
-		fl_slot_free(st.slot, st.cookie);
-	}
-	fl_ustat_add(FL_USTAT_UNENROLLED, 1);
-	if (unpaired)
-		fl_ustat_add(FL_USTAT_UNPAIRED_LEFT, 1);
-	fl_debug("fd %d: %s; left the fast path, plain TCP from now on", fd, why);
-	return 0;
+	return err;
 }

@@ -13,6 +13,7 @@
 #include "bpf_sys.h"
 #include "broker.h"
 #include "config.h"
+#include "enroll_backend.h"
 #include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
@@ -127,6 +128,7 @@ static bool fl_maps_open_brokered(struct fl_maps *m, int pin_err)
 	}
 	m->ustats = page;
 	m->brokered = true;
+	m->enroll = &fl_enroll_brokered;
 	fl_debug("not root: enrolling through the broker %s (slot domain %u, %u slots)",
 		 fl_config()->broker, m->domain, m->nslots);
 	return true;
@@ -172,6 +174,7 @@ static void fl_maps_open_locked(void)
 		fl_maps_retry_at = time(NULL) + 1;
 		return;
 	}
+	m->enroll = &fl_enroll_direct;
 	__atomic_store_n(&fl_maps_ready, 1, __ATOMIC_RELEASE);
 }
 

@@ -15,6 +15,8 @@
 
 #include "fastlocal.h"
 
+struct fl_enroll_backend;
+
 /* The fd fields may be moved by own_fds: read them with fl_own_fd_get(). */
 struct fl_maps {
 	int sockhash;             /* fl_sockhash; -1 when brokered */
@@ -25,6 +27,9 @@ struct fl_maps {
 	uint32_t nslots;          /* FL_SLOTS_MAX (domain 0) or FL_DOMAIN_SLOTS */
 	uint32_t domain;          /* 0: the pins were opened; else the broker's domain for our uid */
 	bool brokered;            /* the pins cannot be opened: "fastlocal daemon" enrolls (broker.h) */
+	/* Who writes the maps of an enrollment (enroll_backend.h): chosen
+	 * here, once, by whether the pins could be opened. */
+	const struct fl_enroll_backend *enroll;
 	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared; brokered: a private page, the
 				   * shared counters being root's (docs/security.md) */
 };

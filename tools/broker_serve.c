@@ -6,18 +6,15 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <bpf/bpf.h>
 
 #include "../preload/broker_proto.h"
+#include "../preload/enroll_core.h"
 #include "../preload/kernel_compat.h"
-#include "../preload/key.h"
-#include "../preload/same_host.h"
 
 #define FL_MAX_FDS 4 /* a request carries one; more are closed and refused */
 
@@ -98,25 +95,45 @@ static int fl_caller_domain(struct fl_broker *b, const struct ucred *cred)
 }
 
 /* Who enrolled, for "fastlocal conns": the caller's pid and name. */
-static void fl_ref_fill_owner(struct fl_slot_ref *ref, pid_t pid)
+static void fl_fill_owner(struct fl_slot_ref *ref, pid_t pid)
 {
-	char path[64];
-	struct timespec ts;
+	char path[64], comm[sizeof(ref->comm)];
 	ssize_t n = -1;
 	int fd;
 
-	ref->pid = (__u32)pid;
-	if (!clock_gettime(CLOCK_REALTIME, &ts))
-		ref->enrolled_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		n = read(fd, ref->comm, sizeof(ref->comm) - 1);
+		n = read(fd, comm, sizeof(comm) - 1);
 		close(fd);
 	}
-	ref->comm[n > 0 ? n : 0] = 0;
-	if (n > 0 && ref->comm[n - 1] == '\n')
-		ref->comm[n - 1] = 0;
+	comm[n > 0 ? n : 0] = 0;
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+	fl_ec_owner(ref, (__u32)pid, comm);
+}
+
+/* The enrollment core's view (enroll_core.h): the broker reaches every
+ * domain's slots and calls the kernel's own ioctl. */
+static const struct fl_slot *fl_serve_slot_any(void *ctx, uint32_t ref)
+{
+	struct fl_broker *b = ctx;
+
+	return fl_domains_slot(&b->dom, ref);
+}
+
+static int fl_serve_fionread(int fd, int *n)
+{
+	return ioctl(fd, FIONREAD, n);
+}
+
+static void fl_serve_env(struct fl_broker *b, struct fl_ec_env *env)
+{
+	env->em = b->em;
+	env->established = b->pins.fd[FL_PIN_ESTABLISHED];
+	env->slot_any = fl_serve_slot_any;
+	env->fionread = fl_serve_fionread;
+	env->ctx = b;
 }
 
 /*
@@ -131,6 +148,7 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
 	struct fl_slot_ref ref = { 0 };
+	struct fl_ec_env env;
 	struct fl_slot *slot;
 	__u64 cookie = 0, netns = 0;
 	struct fl_sk st;
@@ -158,34 +176,21 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	olen = sizeof(netns);
 	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &olen) || !netns)
 		return -ENOPROTOOPT;
-	err = fl_em_build_keys(&st, netns, &local, &remote);
+	/* The broker cannot tell whether the peer's address is of the
+	 * caller's namespace: the core always asks fl_established. */
+	fl_serve_env(b, &env);
+	err = fl_ec_keys(&env, &st, netns, &local, &remote, false);
 	if (err == -ENODATA)
 		fl_count(b, FL_USTAT_FB_NO_NONCE);
+	if (err == -EREMOTE)
+		fl_count(b, FL_USTAT_FB_NOT_LOCAL);
 	if (err)
 		return err;
-	/*
-	 * IMPORTANT: a nonce-keyed connection (not loopback) pairs only with a
-	 * peer that exists on this host: its mirror key is in fl_established
-	 * (same_host.h). The shim asks this only when the peer's address is
-	 * not of its own namespace; the broker sits in another namespace than
-	 * most of its callers and cannot tell, so it always asks. Its own end
-	 * is recorded there too, so a same-namespace peer passes as well.
-	 */
-	if (!fl_key_is_loopback(&st.key) &&
-	    !fl_peer_on_this_host(b->pins.fd[FL_PIN_ESTABLISHED], &st.key)) {
-		fl_count(b, FL_USTAT_FB_NOT_LOCAL);
-		return -EREMOTE;
-	}
 	/* write_seq after the SYN: the verdict's baseline for tcp_sent. The
 	 * caller could not set it (the ISN is in the record, which is ours). */
 	__atomic_store_n(&slot->last_write_seq, st.snd_isn + 1, __ATOMIC_RELEASE);
-	st.slot = ref_slot;
-	st.cookie = cookie;
-	ref.slot = ref_slot;
-	ref.owner = cookie;
-	fl_ref_fill_owner(&ref, cred->pid);
-	ref.sk_flags = st.flags & FL_SK_ACTIVE;
-	err = fl_em_insert(&b->em, fd, &st, &ref, 0);
+	fl_fill_owner(&ref, cred->pid);
+	err = fl_ec_insert(&env, fd, &st, ref_slot, cookie, &ref, 0);
 	if (err) {
 		fl_count(b, fl_em_insert_counter(err));
 		return err;
@@ -216,12 +221,11 @@ static int fl_own_record(struct fl_broker *b, const struct ucred *cred, int fd, 
  */
 static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 {
-	struct fl_slot_ref ref;
-	struct fl_slot *me, *peer = NULL;
+	struct fl_ec_env env;
+	struct fl_slot *me;
 	bool unpaired;
-	__u64 sent = 0, consumed;
-	int queued = 0, err;
 	struct fl_sk st;
+	int err;
 
 	err = fl_own_record(b, cred, fd, &st);
 	if (err)
@@ -231,16 +235,8 @@ static int fl_do_unenroll(struct fl_broker *b, const struct ucred *cred, int fd)
 		return -ENOENT;
 	if (!(__atomic_load_n(&me->flags, __ATOMIC_SEQ_CST) & FL_SLOT_BLIND))
 		return -EINVAL; /* the protocol: the peer is told first */
-	if (!bpf_map_lookup_elem(b->em.slot_index, &st.peer, &ref)) {
-		peer = fl_domains_slot(&b->dom, ref.slot);
-		if (peer && __atomic_load_n(&peer->owner, __ATOMIC_ACQUIRE) != ref.owner)
-			peer = NULL;
-	}
-	if (peer)
-		sent = __atomic_load_n(&peer->tcp_sent, __ATOMIC_SEQ_CST) +
-		       __atomic_load_n(&peer->redirected, __ATOMIC_SEQ_CST);
-	consumed = __atomic_load_n(&me->consumed, __ATOMIC_SEQ_CST) & FL_CONSUMED_MASK;
-	if ((peer && sent != consumed) || ioctl(fd, FIONREAD, &queued) || queued)
+	fl_serve_env(b, &env);
+	if (fl_ec_drained(&env, fd, &st, me))
 		return -EBUSY;
 	/* Read before the shim frees the slot for another socket. */
 	unpaired = !__atomic_load_n(&me->peer_slot, __ATOMIC_RELAXED);

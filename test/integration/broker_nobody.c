@@ -967,7 +967,7 @@ static int test_drain_after_unload(void)
 	close(cp[1]);
 	close(go[0]);
 	FL_T_CHECK(read(cp[0], &d, 1) == 1, "the holder did not get ready");
-	FL_T_CHECK(fl_t_sh("'%s' unload >/dev/null", fl_t_cli()) == 0, "unload failed");
+	FL_T_CHECK_EQ(fl_t_sh("'%s' unload >/dev/null", fl_t_cli()), 0, "unload failed");
 	FL_T_CHECK(!kill(fl_daemon, SIGTERM) && waitpid(fl_daemon, &st, 0) == fl_daemon &&
 		   WIFEXITED(st) && !WEXITSTATUS(st), "the broker did not exit 0 on SIGTERM");
 	fl_daemon = -1;
@@ -987,26 +987,22 @@ int main(int argc, char **argv)
 		fl_self[n > 0 ? n : 0] = 0;
 		return fl_child(argv[2], argv[3]);
 	}
-	if (geteuid() != 0) {
-		printf("FAIL: broker_nobody must run as root\n");
-		return 1;
-	}
+	if (!fl_t_setup(geteuid() == 0, "broker_nobody runs as root"))
+		return fl_t_exit_status();
 	/* Copies nobody can read and execute, wherever the build tree is. */
-	if (fl_t_nobody_copies("broker_nobody", fl_dir, fl_self, fl_shim, sizeof(fl_dir))) {
-		printf("FAIL: cannot prepare %s\n", fl_dir);
-		return 1;
-	}
+	if (!fl_t_setup(!fl_t_nobody_copies("broker_nobody", fl_dir, fl_self, fl_shim,
+					    sizeof(fl_dir)),
+			"copies of the program and the shim that nobody can run"))
+		return fl_t_exit_status();
 	snprintf(fl_sock, sizeof(fl_sock), "%s/run/broker.sock", fl_dir);
 	signal(SIGPIPE, SIG_IGN);
 	/* A child that never answers must fail the test, not hang the suite. */
 	alarm(120);
 	if (argc == 2 && !strcmp(argv[1], "--drain")) {
-		if (fl_start_daemon() == 0)
+		if (fl_t_setup(fl_start_daemon() == 0, "fastlocal daemon started"))
 			FL_T_RUN("after unload and the broker's exit, nobody's unread MiB is still "
 				 "read byte-exact (no process holds the maps)",
 				 test_drain_after_unload);
-		else
-			printf("FAIL: fastlocal daemon did not start\n");
 		goto out;
 	}
 	FL_T_RUN("fastlocal daemon serves a private socket (mode 0666) and status sees it",

@@ -162,7 +162,7 @@ run_appends_the_shim_to_ld_preload() {
 			t_fail "shim not found next to the CLI: '$out'" || return 1
 	fi
 	out=$(LD_PRELOAD="$first" "$CLI" run --pin-dir /sys/fs/bpf/elsewhere -- sh -c 'printf %s "$FASTLOCAL_PIN_DIR"')
-	[ "$out" = /sys/fs/bpf/elsewhere ] || t_fail "run --pin-dir did not reach the command: '$out'"
+	t_check_str_eq "$out" /sys/fs/bpf/elsewhere "the pin dir run --pin-dir gave the command"
 }
 
 run_reports_a_missing_command() {

@@ -26,7 +26,7 @@ settings() {
 	jq -r '.settings | to_entries[] | "\(.key)|\(.value.value)|\(.value.source)"' \
 		"$T_TMP/out" >"$T_TMP/settings" || t_fail "config --json is not JSON" || return 1
 	n=$(wc -l <"$T_TMP/settings")
-	[ "$n" = "$KEYS" ] || t_fail "config --json listed $n settings, expected $KEYS"
+	t_check_eq "$n" "$KEYS" "settings config --json listed"
 }
 
 # has KEY VALUE SOURCE: the last settings call showed exactly this line.
@@ -170,7 +170,7 @@ every_invalid_env_var() {
 	settings $INVALID_ENV FASTLOCAL_PIN_DIR=relative || return 1
 	warnings 17 || return 1
 	n=$(grep -c '|default (invalid value)$' "$T_TMP/settings")
-	[ "$n" = 17 ] || t_fail "$n settings at their default, expected 17" || return 1
+	t_check_eq "$n" 17 "settings at their default" || return 1
 	has pin_dir /sys/fs/bpf/fastlocal "default (invalid value)"
 }
 
@@ -200,7 +200,7 @@ EOF
 	grep -q "warning: $f: 9 more problems not shown" "$T_TMP/err" || t_fail "no summary line" || return 1
 	grep -q "warning: enabled = maybe ($f:1): not a switch" "$T_TMP/err" || t_fail "no line for enabled" || return 1
 	n=$(grep -c '|default (invalid value)$' "$T_TMP/settings")
-	[ "$n" = 17 ] || t_fail "$n settings at their default, expected 17" || return 1
+	t_check_eq "$n" 17 "settings at their default" || return 1
 	# The shim, reading the same file, warns the same and moves every byte.
 	stream FASTLOCAL_CONF="$f" || return 1
 	warnings 9
@@ -250,7 +250,7 @@ log_off_silences_warnings_log_file_gets_them() {
 	stream FASTLOCAL_FLUSH_USEC=abc FASTLOCAL_LOG_FILE="$log" || return 1
 	[ ! -s "$T_TMP/err" ] || t_fail "with a log file, stderr got: $(head -c 300 "$T_TMP/err")" || return 1
 	n=$(grep -c 'warning: FASTLOCAL_FLUSH_USEC=abc (environment): not a number; using the default 200' "$log")
-	[ "$n" = 1 ] || t_fail "$n warnings in the log file, expected 1"
+	t_check_eq "$n" 1 "warnings in the log file"
 }
 
 file_log_level_log_file_and_flow_budget() {

@@ -506,7 +506,7 @@ static int fl_ct_run_held(uint64_t seed, struct fl_ct_pair *p, const char *jq, c
 	close(release[1]);
 	if (r || fl_ct_finish(0, p))
 		return -1;
-	FL_T_CHECK(got == 2, "the two ends did not finish their transfer");
+	FL_T_CHECK_EQ(got, 2, "the two ends did not finish their transfer");
 	return 0;
 }
 
@@ -753,7 +753,7 @@ static int test_client_enrolls_before_server_established(void)
 	FL_T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) != 3, "the client was not enrolled: its "
 		   "check ran before the server's end was recorded");
 	FL_T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the client failed (status %#x)", st);
-	FL_T_CHECK(fl_t_status_u64("fallbacks.peer_not_local") == nl0, "peer_not_local grew");
+	FL_T_CHECK_EQ(fl_t_status_u64("fallbacks.peer_not_local"), nl0, "peer_not_local grew");
 	return 0;
 }
 
@@ -941,7 +941,7 @@ static int test_overlapping_addresses(void)
 		return -1;
 	for (h = 0; h < 2; h++)
 		r |= fl_ct_finish(h, &p[h]);
-	FL_T_CHECK(got == 2, "the two clients did not both connect");
+	FL_T_CHECK_EQ(got, 2, "the two clients did not both connect");
 	if (r)
 		return -1;
 	printf("  %s:%d <- %s:%d in both; host 0 ran %.3f-%.3fs, host 1 %.3f-%.3fs; enrolled "
@@ -957,7 +957,7 @@ static int test_overlapping_addresses(void)
 	FL_T_CHECK(p[0].r[0].nonce != p[1].r[0].nonce, "the two hosts' connections share a nonce");
 	FL_T_CHECK(p[1].r[0].started < p[0].r[0].ended && p[0].r[0].started < p[1].r[0].ended,
 		   "the two transfers did not overlap in time");
-	FL_T_CHECK(fl_t_status_u64("enrolled_total") - e0 >= 4, "fewer than 4 ends enrolled");
+	FL_T_CHECK_GE(fl_t_status_u64("enrolled_total") - e0, 4, "fewer than 4 ends enrolled");
 	FL_T_CHECK(fl_t_status_u64("redirected_bytes") - d0 >= 4 * FL_CT_REDIRECTED,
 		   "redirected_bytes grew by less than %llu", (unsigned long long)(4 * FL_CT_REDIRECTED));
 	return 0;
@@ -989,10 +989,8 @@ int main(int argc, char **argv)
 	if (argc == 11 && !strcmp(argv[1], "role"))
 		return fl_ct_role(argv);
 	n = readlink("/proc/self/exe", fl_ct_self, sizeof(fl_ct_self) - 1);
-	if (n <= 0) {
-		printf("FAIL: containers: cannot find its own binary\n");
-		return 1;
-	}
+	if (!fl_t_setup(n > 0, "containers finds its own binary"))
+		return fl_t_exit_status();
 	fl_ct_self[n] = 0;
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 3; i++)
@@ -1007,27 +1005,33 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(90); /* a watchdog: the whole test takes a few seconds */
 
-	FL_T_RUN("two namespaces with a veth each into a bridge in a third", test_make_host);
-	FL_T_RUN("8 MiB both ways between the two namespaces: byte-exact, both ends enrolled, "
-		 "redirected, almost no TCP segments", test_accelerated_across_namespaces);
-	FL_T_RUN("the same transfer with FASTLOCAL=0 costs thousands of TCP segments",
-		 test_plain_tcp_costs_segments);
-	FL_T_RUN("a cross-namespace key is scoped by one nonzero nonce at both ends, a loopback "
-		 "key by the namespace cookie", test_nonce_and_netns_scope);
-	FL_T_RUN("the same between [fd78::1] and [fd78::2]: byte-exact, enrolled, redirected",
-		 test_accelerated_over_ipv6);
-	FL_T_RUN("a client enrolled right after connect() finds a server end whose handshake has not "
-		 "completed (its last ACK dropped)", test_client_enrolls_before_server_established);
-	FL_T_RUN("nobody processes in two namespaces are enrolled through the broker: 8 MiB both "
-		 "ways byte-exact, both directions redirected, almost no TCP segments",
-		 test_nobody_accelerated_across_namespaces);
-	FL_T_RUN("a nobody connection through port mapping (DNAT) stays on TCP: byte-exact, "
-		 "refused by the broker as not local, nothing enrolled",
-		 test_nobody_port_mapping_stays_on_tcp);
-	FL_T_RUN("fastlocal daemon stops on SIGTERM and removes its socket", test_daemon_stops);
-	FL_T_RUN("a second bridge with the same addresses", test_make_second_host);
-	FL_T_RUN("same addresses and ports on both bridges at once: each side gets its own bytes, "
-		 "both accelerated", test_overlapping_addresses);
-	FL_T_RUN("the namespaces and the copies nobody ran are removed", test_remove_namespaces);
+	/* Setup steps (not subtests): what depends on one that failed is
+	 * skipped, and the test fails. */
+	if (fl_t_setup_run("two namespaces with a veth each into a bridge in a third",
+			   test_make_host)) {
+		FL_T_RUN("8 MiB both ways between the two namespaces: byte-exact, both ends enrolled, "
+			 "redirected, almost no TCP segments", test_accelerated_across_namespaces);
+		FL_T_RUN("the same transfer with FASTLOCAL=0 costs thousands of TCP segments",
+			 test_plain_tcp_costs_segments);
+		FL_T_RUN("a cross-namespace key is scoped by one nonzero nonce at both ends, a "
+			 "loopback key by the namespace cookie", test_nonce_and_netns_scope);
+		FL_T_RUN("the same between [fd78::1] and [fd78::2]: byte-exact, enrolled, redirected",
+			 test_accelerated_over_ipv6);
+		FL_T_RUN("a client enrolled right after connect() finds a server end whose handshake "
+			 "has not completed (its last ACK dropped)",
+			 test_client_enrolls_before_server_established);
+		FL_T_RUN("nobody processes in two namespaces are enrolled through the broker: 8 MiB "
+			 "both ways byte-exact, both directions redirected, almost no TCP segments",
+			 test_nobody_accelerated_across_namespaces);
+		FL_T_RUN("a nobody connection through port mapping (DNAT) stays on TCP: byte-exact, "
+			 "refused by the broker as not local, nothing enrolled",
+			 test_nobody_port_mapping_stays_on_tcp);
+		FL_T_RUN("fastlocal daemon stops on SIGTERM and removes its socket", test_daemon_stops);
+		if (fl_t_setup_run("a second bridge with the same addresses", test_make_second_host))
+			FL_T_RUN("same addresses and ports on both bridges at once: each side gets its "
+				 "own bytes, both accelerated", test_overlapping_addresses);
+	}
+	fl_t_setup_run("the namespaces and the copies nobody ran are removed",
+		       test_remove_namespaces);
 	return fl_t_exit_status();
 }

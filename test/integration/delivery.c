@@ -357,8 +357,8 @@ static int test_small_writes_to_a_busy_reader_are_batched(void)
 {
 	uint64_t batched, nodelay;
 
-	FL_T_CHECK(fl_count_messages(0, &batched) == 0, "default stream failed");
-	FL_T_CHECK(fl_count_messages(1, &nodelay) == 0, "TCP_NODELAY stream failed");
+	FL_T_CHECK_EQ(fl_count_messages(0, &batched), 0, "default stream failed");
+	FL_T_CHECK_EQ(fl_count_messages(1, &nodelay), 0, "TCP_NODELAY stream failed");
 	printf("  10001 writes of 64 bytes: %llu messages by default, %llu with TCP_NODELAY\n",
 	       (unsigned long long)batched, (unsigned long long)nodelay);
 	FL_T_CHECK(batched <= 100, "default mode sent %llu messages for 10001 small writes",
@@ -485,7 +485,7 @@ static int test_stdio_and_write_keep_their_order(void)
 		memcpy(want + 20 * i, w, 10);
 		snprintf(want + 20 * i + 10, 11, "f%08d|", i);
 	}
-	FL_T_CHECK(fl_read_all(s, got, sizeof(got)) == 0, "read");
+	FL_T_CHECK_EQ(fl_read_all(s, got, sizeof(got)), 0, "read");
 	FL_T_CHECK(!memcmp(got, want, sizeof(got)), "stdio and write() bytes arrived out of order");
 	fclose(f);
 	close(c);
@@ -551,7 +551,7 @@ static int fl_leave(const char *how)
 	FL_T_CHECK(!bind(l, (struct sockaddr *)&ss, len) && !listen(l, 1) &&
 		   !getsockname(l, (struct sockaddr *)&ss, &len), "listen");
 	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	FL_T_CHECK(fl_t_sh("'%s' leaver %s %d &", fl_self, how, port) == 0, "spawn");
+	FL_T_CHECK_EQ(fl_t_sh("'%s' leaver %s %d &", fl_self, how, port), 0, "spawn");
 	s = accept(l, NULL, NULL);
 	FL_T_CHECK(s >= 0 && fl_t_warmup_half(s, 0) == 0, "accept and warm-up");
 	FL_T_CHECK(fl_write_all(s, "hi", 2, 0) == 0 && fl_read_all(s, buf, 2) == 0 &&

@@ -12,7 +12,7 @@ NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all"
 # the build tree is; the broker's socket lives there too.
 D=$(mktemp -d /tmp/fl-doctor-XXXXXX)
 chmod 0755 "$D"
-cp "$CLI" "$FL_TEST_LIB" "$FL_TEST_BUILD/fl-stream" "$D/" || { echo "FAIL: cannot copy the CLI to $D"; exit 1; }
+t_setup "the CLI, the shim and fl-stream copied to $D" cp "$CLI" "$FL_TEST_LIB" "$FL_TEST_BUILD/fl-stream" "$D/" || exit 1
 UCLI=$D/fastlocal
 SOCK=$D/broker.sock
 BROKER_PID=""
@@ -34,7 +34,7 @@ verdict() {
 # json_verdict CHECK WANT: the same in --json (ok, warn, fail).
 json_verdict() {
 	got=$(jq -r ".checks.$1.verdict" "$T_TMP/out") || t_fail "--json does not parse: $(cat "$T_TMP/out")" || return 1
-	[ "$got" = "$2" ] || t_fail "--json check $1 is '$got', expected '$2'"
+	t_check_str_eq "$got" "$2" "--json check $1"
 }
 
 nothing_loaded_fails_with_the_fix() {

@@ -70,7 +70,7 @@ static int test_switched_off(void)
 	FL_T_CHECK(fl_t_status_u64("fallbacks.disabled") - off0 == 2,
 		   "fallbacks.disabled grew by %llu, expected 2 (client and server)",
 		   (unsigned long long)(fl_t_status_u64("fallbacks.disabled") - off0));
-	FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
+	FL_T_CHECK_EQ(fl_t_status_u64("redirected_bytes"), red0, "bytes were redirected");
 	return 0;
 }
 
@@ -89,7 +89,7 @@ static int test_excluded_by_rule(void)
 		   (unsigned long long)(fl_t_status_u64("fallbacks.excluded") - ex0));
 	FL_T_CHECK(fl_t_status_u64("passed_bytes_by_reason.switched_off") > off0,
 		   "their bytes were not counted as switched off");
-	FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
+	FL_T_CHECK_EQ(fl_t_status_u64("redirected_bytes"), red0, "bytes were redirected");
 	return 0;
 }
 
@@ -152,7 +152,7 @@ static int test_refused_insert(void)
 		   "fallbacks.insert_ebusy did not count it");
 	if (fl_stream_pair(c, s))
 		return -1;
-	FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
+	FL_T_CHECK_EQ(fl_t_status_u64("redirected_bytes"), red0, "bytes were redirected");
 	close(c);
 	close(s);
 	close(lfd);
@@ -210,7 +210,8 @@ static int test_other_sockets_pass_through(void)
 	FL_T_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == 0, "socketpair");
 	FL_T_CHECK(write(sp[0], "unix", 4) == 4 && read(sp[1], buf, sizeof(buf)) == 4 &&
 		   !memcmp(buf, "unix", 4), "AF_UNIX bytes lost");
-	FL_T_CHECK(fl_t_status_u64("enrolled_total") == enrolled0, "a non-TCP socket was enrolled");
+	FL_T_CHECK_EQ(fl_t_status_u64("enrolled_total"), enrolled0,
+		      "a non-TCP socket was enrolled");
 	close(u1);
 	close(u2);
 	close(sp[0]);
@@ -425,7 +426,7 @@ static int test_no_nonce(void)
 	}
 	FL_T_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
 		   "the connection in the private namespace failed (status %#x)", st);
-	FL_T_CHECK(FL_DELTA("syn_nonce.missing", m0) >= 1, "syn_nonce.missing did not grow");
+	FL_T_CHECK_GE(FL_DELTA("syn_nonce.missing", m0), 1, "syn_nonce.missing did not grow");
 	FL_T_CHECK(FL_DELTA("fallbacks.no_nonce", n0) == 1,
 		   "fallbacks.no_nonce grew by %llu, expected 1 (the server end)",
 		   (unsigned long long)FL_DELTA("fallbacks.no_nonce", n0));
@@ -446,7 +447,7 @@ static int test_no_isn_record(void)
 	FL_T_CHECK(bpf_map_delete_elem(sk, &c) == 0, "cannot drop the ISN record: %s",
 		   strerror(errno));
 	FL_T_CHECK((r = enroll(c)) == -ENODATA, "enroll returned %d, expected -ENODATA", r);
-	FL_T_CHECK(FL_DELTA("fallbacks.no_isn_record", n0) == 1, "fallbacks.no_isn_record");
+	FL_T_CHECK_EQ(FL_DELTA("fallbacks.no_isn_record", n0), 1, "fallbacks.no_isn_record");
 	if (fl_stream_pair(c, s))
 		return -1;
 	close(c);
@@ -511,7 +512,7 @@ static int test_closed_peer_eopnotsupp(void)
 	close(s);
 	usleep(50000); /* the FIN arrives: CLOSE_WAIT */
 	FL_T_CHECK((r = enroll(c)) == -EOPNOTSUPP, "enroll returned %d, expected -EOPNOTSUPP", r);
-	FL_T_CHECK(FL_DELTA("fallbacks.insert_eopnotsupp", n0) == 1, "insert_eopnotsupp");
+	FL_T_CHECK_EQ(FL_DELTA("fallbacks.insert_eopnotsupp", n0), 1, "insert_eopnotsupp");
 	FL_T_CHECK(recv(c, buf, sizeof(buf), MSG_WAITALL) == 10 && !memcmp(buf, "last words", 10),
 		   "the bytes before the FIN were lost");
 	close(c);
@@ -564,7 +565,7 @@ static int test_key_taken_eexist(void)
 	FL_T_CHECK(bpf_map_update_elem(hash, &k, &val, BPF_NOEXIST) == 0, "impostor insert: %s",
 		   strerror(errno));
 	FL_T_CHECK((r = enroll(c)) == -EEXIST, "enroll returned %d, expected -EEXIST", r);
-	FL_T_CHECK(FL_DELTA("fallbacks.insert_eexist", n0) == 1, "insert_eexist");
+	FL_T_CHECK_EQ(FL_DELTA("fallbacks.insert_eexist", n0), 1, "insert_eexist");
 	memset(buf, 'x', sizeof(buf));
 	FL_T_CHECK(send(ic, buf, sizeof(buf), 0) == sizeof(buf) &&
 		   recv(is, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf), "impostor bytes");
@@ -602,7 +603,7 @@ static int test_injected_insert_errors(void)
 			   "fl-stream with %s injected failed", cases[i].err);
 		FL_T_CHECK(FL_DELTA(cases[i].key, n0) == 2, "%s grew by %llu, expected 2", cases[i].key,
 			   (unsigned long long)FL_DELTA(cases[i].key, n0));
-		FL_T_CHECK(fl_t_status_u64("redirected_bytes") == red0, "bytes were redirected");
+		FL_T_CHECK_EQ(fl_t_status_u64("redirected_bytes"), red0, "bytes were redirected");
 	}
 	return 0;
 }
@@ -847,10 +848,10 @@ int main(int argc, char **argv)
 	}
 	fd = mkstemp(fl_start_status);
 
-	if (fd < 0 || fl_t_sh("'%s' status --json > '%s'", fl_t_cli(), fl_start_status)) {
-		printf("FAIL: cannot save the starting status\n");
-		return 1;
-	}
+	if (!fl_t_setup(fd >= 0 && !fl_t_sh("'%s' status --json > '%s'", fl_t_cli(),
+					      fl_start_status),
+			"the starting status saved"))
+		return fl_t_exit_status();
 	close(fd);
 	FL_T_RUN("FASTLOCAL=0 keeps connections on TCP and counts them", test_switched_off);
 	FL_T_RUN("a port rule keeps connections on TCP, counted as excluded", test_excluded_by_rule);

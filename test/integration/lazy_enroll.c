@@ -84,7 +84,7 @@ static int test_switches_to_redirect_exactly(void)
 	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "pair");
 	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) &&
 		   !setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)), "NODELAY");
-	FL_T_CHECK(fl_t_status_u64("enrolled_total") == e0, "enrolled before any byte moved");
+	FL_T_CHECK_EQ(fl_t_status_u64("enrolled_total"), e0, "enrolled before any byte moved");
 	for (k = 0; k < rounds; k++) {
 		FL_T_CHECK(fl_xfer(c, s, req, (uint64_t)k * req, 1) == 0, "request %d", k);
 		FL_T_CHECK(fl_xfer(s, c, ans, (uint64_t)k * ans, 2) == 0, "answer %d", k);
@@ -117,7 +117,7 @@ static int test_concurrent_reader_does_not_stall(void)
 			   ">/dev/null", build) == 0, "fl-stream stalled or moved wrong bytes");
 	FL_T_CHECK(fl_t_sh("timeout 60 '%s/fl-stream' --both --bytes 16M --size 1000 >/dev/null",
 			   build) == 0, "fl-stream (1000-byte writes) stalled or moved wrong bytes");
-	FL_T_CHECK(fl_t_status_u64("redirected_bytes") > r0, "nothing was redirected");
+	FL_T_CHECK_GT(fl_t_status_u64("redirected_bytes"), r0, "nothing was redirected");
 	return 0;
 }
 

@@ -247,7 +247,7 @@ static int fl_rd_start(struct fl_lc *x, struct fl_rd **rp, int fd, uint64_t seed
 {
 	struct fl_rd *r;
 
-	FL_T_CHECK(x->nrd < 4, "too many readers");
+	FL_T_CHECK_LT(x->nrd, 4, "too many readers");
 	r = &x->rd[x->nrd];
 	*r = (struct fl_rd){ .fd = fd, .seed = seed, .off = off, .total = total, .bad = -1 };
 	FL_T_CHECK(pthread_create(&r->th, NULL, fl_rd_main, r) == 0, "no reader thread");
@@ -983,7 +983,7 @@ static int fl_hidden_close_case(int how)
 	printf("  %s, then 3 AF_UNIX writes on fd %d: %.3f s\n",
 	       how == 0 ? "fclose(fdopen(s))" : "syscall(SYS_close, s)", reused, took);
 	FL_T_CHECK(took < 0.1, "writes on the reused number waited %.3f s for a dead socket", took);
-	FL_T_CHECK(fl_t_status_u64("throttled_writes") == thr0, "a write was throttled");
+	FL_T_CHECK_EQ(fl_t_status_u64("throttled_writes"), thr0, "a write was throttled");
 	close(u[0]);
 	close(u[1]);
 	close(c);

@@ -40,7 +40,7 @@ debug_says_why_enrolled() {
 debug_says_why_not() {
 	stream FASTLOCAL_LOG=debug FASTLOCAL=0 || return 1
 	n=$(grep -c 'stays on TCP: FASTLOCAL=0' "$T_TMP/err")
-	[ "$n" = 4 ] || t_fail "expected 4 'stays on TCP: FASTLOCAL=0' lines, got $n" || return 1
+	t_check_eq "$n" 4 "'stays on TCP: FASTLOCAL=0' lines" || return 1
 	stream FASTLOCAL_LOG=debug -- --pin-dir "$NOTHING" || return 1
 	n=$(grep -c 'stays on TCP: fastlocal is not loaded$' "$T_TMP/err")
 	[ "$n" = 4 ] || t_fail "expected 4 'stays on TCP: fastlocal is not loaded' lines, got $n: $(head -c 300 "$T_TMP/err")" || return 1

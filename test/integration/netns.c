@@ -298,14 +298,17 @@ int main(void)
 	sigaction(SIGALRM, &sa, NULL);
 	alarm(55); /* a watchdog: the whole test takes a few seconds */
 
-	FL_T_RUN("two namespaces get the same address 10.77.0.1 on a veth pair",
-		 test_make_namespaces);
-	FL_T_RUN("10.77.0.1, same ports in two namespaces at once: no cross-talk, byte-exact, "
-		 "redirected", test_same_private_address);
-	FL_T_RUN("127.0.0.1, same ports in two namespaces at once: no cross-talk, byte-exact, "
-		 "redirected", test_same_loopback_v4);
-	FL_T_RUN("::1, same ports in two namespaces at once: no cross-talk, byte-exact, "
-		 "redirected", test_same_loopback_v6);
-	FL_T_RUN("the namespaces are removed", test_remove_namespaces);
+	/* Setup steps (not subtests): what depends on one that failed is
+	 * skipped, and the test fails. */
+	if (fl_t_setup_run("two namespaces get the same address 10.77.0.1 on a veth pair",
+			   test_make_namespaces)) {
+		FL_T_RUN("10.77.0.1, same ports in two namespaces at once: no cross-talk, "
+			 "byte-exact, redirected", test_same_private_address);
+		FL_T_RUN("127.0.0.1, same ports in two namespaces at once: no cross-talk, "
+			 "byte-exact, redirected", test_same_loopback_v4);
+		FL_T_RUN("::1, same ports in two namespaces at once: no cross-talk, byte-exact, "
+			 "redirected", test_same_loopback_v6);
+	}
+	fl_t_setup_run("the namespaces are removed", test_remove_namespaces);
 	return fl_t_exit_status();
 }

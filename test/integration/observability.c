@@ -179,7 +179,7 @@ static int test_status_and_conns_exact(void)
 		   "enrolled_sockets is %llu after close, expected %llu",
 		   (unsigned long long)fl_t_status_u64("enrolled_sockets"),
 		   (unsigned long long)a.enrolled);
-	FL_T_CHECK(fl_t_status_u64("pairs") == a.pairs, "pairs did not drop back after close");
+	FL_T_CHECK_EQ(fl_t_status_u64("pairs"), a.pairs, "pairs did not drop back after close");
 	return 0;
 }
 
@@ -327,7 +327,7 @@ static int test_switched_off_bytes(void)
 		   (unsigned long long)(off1 - off0), 6ull << 20);
 	FL_T_CHECK(fl_t_status_u64("passed_bytes") - pass0 == 6ull << 20,
 		   "passed_bytes did not grow by the same");
-	FL_T_CHECK(fl_t_status_u64("fallbacks.disabled") - dis0 == 2, "fallbacks.disabled");
+	FL_T_CHECK_EQ(fl_t_status_u64("fallbacks.disabled") - dis0, 2, "fallbacks.disabled");
 	return 0;
 }
 

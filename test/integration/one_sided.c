@@ -165,13 +165,13 @@ static int fl_case(const char *const *env, const char *what)
 		static const char *const off[] = { "FASTLOCAL=0", NULL };
 
 		fl_plain_acks = fl_exchange(off, "plain TCP (FASTLOCAL=0)", 1);
-		FL_T_CHECK(fl_plain_acks != UINT64_MAX, "the plain TCP exchange failed");
+		FL_T_CHECK_NE(fl_plain_acks, UINT64_MAX, "the plain TCP exchange failed");
 	}
 	u0 = fl_t_status_u64("unpaired_left_total");
 	acks = fl_exchange(env, what, 1);
 	u1 = fl_t_status_u64("unpaired_left_total");
-	FL_T_CHECK(acks != UINT64_MAX, "bytes lost, or a process failed (see above)");
-	FL_T_CHECK(fl_t_status_u64("enrolled_total") - e0 >= 1, "the server's end never enrolled");
+	FL_T_CHECK_NE(acks, UINT64_MAX, "bytes lost, or a process failed (see above)");
+	FL_T_CHECK_GE(fl_t_status_u64("enrolled_total") - e0, 1, "the server's end never enrolled");
 	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
 		   "unpaired_left_total went from %llu to %llu: the server's end, whose peer "
 		   "never enrolled, should have left the sockhash once",

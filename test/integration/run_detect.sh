@@ -30,13 +30,13 @@ int main(void)
 EOF
 # Built without the test's sanitizer flags and without any preload: these
 # are the user's programs, not ours.
-env -u LD_PRELOAD gcc -O1 -o "$B/dynamic" "$T_TMP/show.c" &&
-	env -u LD_PRELOAD gcc -O1 -static -o "$B/static" "$T_TMP/show.c" &&
-	cp "$B/dynamic" "$B/fakego" &&
-	objcopy --add-section .go.buildinfo="$T_TMP/show.c" "$B/fakego" || {
-	echo "FAIL: cannot build the test programs (gcc -static, objcopy)"
-	exit 1
+build_fixtures() {
+	env -u LD_PRELOAD gcc -O1 -o "$B/dynamic" "$T_TMP/show.c" &&
+		env -u LD_PRELOAD gcc -O1 -static -o "$B/static" "$T_TMP/show.c" &&
+		cp "$B/dynamic" "$B/fakego" &&
+		objcopy --add-section .go.buildinfo="$T_TMP/show.c" "$B/fakego"
 }
+t_setup "the test programs built (gcc -static, objcopy)" build_fixtures || exit 1
 
 # ran_with_preload WANT: the fixture's output line says LD_PRELOAD was WANT.
 ran_with_preload() {

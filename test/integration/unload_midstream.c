@@ -78,15 +78,15 @@ static int test_new_connections_after_unload_stay_on_tcp(void)
 	uint64_t seg0 = fl_t_tcp_outsegs();
 	int c, s;
 
-	FL_T_CHECK(fl_t_sh("'%s' status >/dev/null", fl_t_cli()) == 3, "still loaded?");
+	FL_T_CHECK_EQ(fl_t_sh("'%s' status >/dev/null", fl_t_cli()), 3, "still loaded?");
 	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0, "no pair");
 	st.wfd = c;
 	st.rfd = s;
 	FL_T_CHECK(fl_t_stream_run(&st, 1) == 0, "stream not byte-exact");
-	FL_T_CHECK(fl_t_tcp_outsegs() - seg0 > 40, "the new connection did not use TCP");
+	FL_T_CHECK_GT(fl_t_tcp_outsegs() - seg0, 40, "the new connection did not use TCP");
 	close(c);
 	close(s);
-	FL_T_CHECK(fl_t_sh("'%s' load >/dev/null", fl_t_cli()) == 0, "reload failed");
+	FL_T_CHECK_EQ(fl_t_sh("'%s' load >/dev/null", fl_t_cli()), 0, "reload failed");
 	return 0;
 }
 
@@ -140,7 +140,7 @@ static int test_killed_writer_loses_nothing(void)
 		FL_T_CHECK(r == 0, "no clean EOF after the data (read returned %zd)", r);
 		FL_T_CHECK(got == st.total, "read %llu of %llu bytes", (unsigned long long)got,
 			   (unsigned long long)st.total);
-		FL_T_CHECK(fl_t_pattern_check(in, 0, got, st.seed) < 0, "bytes changed");
+		FL_T_CHECK_LT(fl_t_pattern_check(in, 0, got, st.seed), 0, "bytes changed");
 		free(in);
 	}
 	close(s);

@@ -33,6 +33,117 @@ void fl_t_fail(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Appends "what: " (fmt, ap) at the end of fl_t_why; the offset after it. */
+static size_t fl_t_why_what(size_t n, const char *fmt, va_list ap)
+{
+	if (n < sizeof(fl_t_why))
+		vsnprintf(fl_t_why + n, sizeof(fl_t_why) - n, fmt, ap);
+	n = strlen(fl_t_why);
+	if (n + 2 < sizeof(fl_t_why)) {
+		memcpy(fl_t_why + n, ": ", 3);
+		n += 2;
+	}
+	return n;
+}
+
+static int fl_t_fmt_value(char *buf, size_t len, int is_signed, uint64_t v)
+{
+	if (is_signed)
+		return snprintf(buf, len, "%lld", (long long)(int64_t)v);
+	if (v > 0xffff)
+		return snprintf(buf, len, "%llu (0x%llx)", (unsigned long long)v,
+				(unsigned long long)v);
+	return snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+void fl_t_fail_cmp(const char *file, int line, const char *a, const char *op, const char *b,
+		   int a_signed, uint64_t av, int b_signed, uint64_t bv, const char *fmt, ...)
+{
+	char va[48], vb[48];
+	va_list ap;
+	size_t n;
+
+	if (fl_t_why[0])
+		return;
+	fl_t_fmt_value(va, sizeof(va), a_signed, av);
+	fl_t_fmt_value(vb, sizeof(vb), b_signed, bv);
+	n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	n = fl_t_why_what(n, fmt, ap);
+	va_end(ap);
+	if (n < sizeof(fl_t_why))
+		snprintf(fl_t_why + n, sizeof(fl_t_why) - n, "%s %s %s does not hold: %s is %s, %s is %s",
+			 a, op, b, a, va, b, vb);
+}
+
+int fl_t_check_str_eq(const char *file, int line, const char *a, const char *b, const char *ea,
+		      const char *eb, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if ((a == b) || (a && b && !strcmp(a, b)))
+		return 0;
+	if (fl_t_why[0])
+		return -1;
+	n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	n = fl_t_why_what(n, fmt, ap);
+	va_end(ap);
+	if (n < sizeof(fl_t_why))
+		snprintf(fl_t_why + n, sizeof(fl_t_why) - n, "%s is %s%s%s, %s is %s%s%s", ea,
+			 a ? "\"" : "", a ? a : "NULL", a ? "\"" : "", eb, b ? "\"" : "",
+			 b ? b : "NULL", b ? "\"" : "");
+	return -1;
+}
+
+int fl_t_check_mem_eq(const char *file, int line, const void *a, const void *b, size_t len,
+		      const char *ea, const char *eb, const char *fmt, ...)
+{
+	const uint8_t *x = a, *y = b;
+	va_list ap;
+	size_t i, n;
+
+	for (i = 0; i < len && x[i] == y[i]; i++)
+		;
+	if (i == len)
+		return 0;
+	if (fl_t_why[0])
+		return -1;
+	n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
+	va_start(ap, fmt);
+	n = fl_t_why_what(n, fmt, ap);
+	va_end(ap);
+	if (n < sizeof(fl_t_why))
+		snprintf(fl_t_why + n, sizeof(fl_t_why) - n,
+			 "%s and %s differ at offset %zu of %zu: 0x%02x vs 0x%02x", ea, eb, i, len,
+			 x[i], y[i]);
+	return -1;
+}
+
+bool fl_t_setup(bool ok, const char *what)
+{
+	if (ok) {
+		printf("setup: %s\n", what);
+	} else {
+		printf("FAIL: setup: %s%s%s\n", what, fl_t_why[0] ? ": " : "", fl_t_why);
+		fl_t_failed++;
+		ok = false;
+	}
+	fl_t_why[0] = '\0';
+	fflush(stdout);
+	return ok;
+}
+
+bool fl_t_setup_run(const char *what, int (*fn)(void))
+{
+	int r;
+
+	fl_t_why[0] = '\0';
+	r = fn();
+	return fl_t_setup(r == 0 && !fl_t_why[0], what);
+}
+
 const char *fl_t_reason(void)
 {
 	return fl_t_why;
@@ -51,6 +162,7 @@ void fl_t_run(const char *name, int (*fn)(void))
 		printf("FAIL: %s: %s\n", name, fl_t_why[0] ? fl_t_why : "returned an error");
 		fl_t_failed++;
 	}
+	fl_t_why[0] = '\0'; /* not a reason for what comes next (fl_t_setup) */
 	fflush(stdout);
 }
 

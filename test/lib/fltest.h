@@ -8,6 +8,7 @@
 #ifndef FL_TEST_H
 #define FL_TEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,84 @@ void fl_t_fail(const char *file, int line, const char *fmt, ...)
 			return -1;                                    \
 		}                                                     \
 	} while (0)
+
+/*
+ * Checks that print both values when they fail, like the kernel selftests'
+ * ASSERT_EQ: FL_T_CHECK_EQ(got, want, "what", ...) fails the subtest with
+ * "what: got == want does not hold: got is 3, want is 4" and returns -1.
+ * For integers (signed ones print signed); what is a printf format. Each
+ * operand is evaluated once.
+ */
+#define FL_T_CHECK_EQ(a, b, ...) FL_T__CMP(a, ==, b, __VA_ARGS__)
+#define FL_T_CHECK_NE(a, b, ...) FL_T__CMP(a, !=, b, __VA_ARGS__)
+#define FL_T_CHECK_LT(a, b, ...) FL_T__CMP(a, <, b, __VA_ARGS__)
+#define FL_T_CHECK_LE(a, b, ...) FL_T__CMP(a, <=, b, __VA_ARGS__)
+#define FL_T_CHECK_GT(a, b, ...) FL_T__CMP(a, >, b, __VA_ARGS__)
+#define FL_T_CHECK_GE(a, b, ...) FL_T__CMP(a, >=, b, __VA_ARGS__)
+
+/* Two strings (NULL allowed) are equal; both are printed, quoted. */
+#define FL_T_CHECK_STR_EQ(a, b, ...)                                              \
+	do {                                                                      \
+		if (fl_t_check_str_eq(__FILE__, __LINE__, (a), (b), #a, #b,       \
+				      __VA_ARGS__))                               \
+			return -1;                                                \
+	} while (0)
+
+/* len bytes at a and b are equal; prints the first differing offset and
+ * the two bytes there. */
+#define FL_T_CHECK_MEM_EQ(a, b, len, ...)                                         \
+	do {                                                                      \
+		if (fl_t_check_mem_eq(__FILE__, __LINE__, (a), (b), (len), #a, #b, \
+				      __VA_ARGS__))                               \
+			return -1;                                                \
+	} while (0)
+
+/* Signed integer types print signed, everything else unsigned. */
+#define FL_T__SIGNED(x)                                                            \
+	_Generic((x), signed char: 1, short: 1, int: 1, long: 1, long long: 1,    \
+		 char: ((char)-1 < 0), default: 0)
+
+/* Both operands in their common type (the usual arithmetic conversions,
+ * as the bare comparison would do), so that mixing int and size_t does not
+ * trip -Wsign-compare; the signedness printed is each operand's own. */
+#define FL_T__CMP(a, op, b, ...)                                                  \
+	do {                                                                      \
+		__typeof__((a) + (b)) fl_t_a_ = (a), fl_t_b_ = (b);               \
+		if (!(fl_t_a_ op fl_t_b_)) {                                      \
+			fl_t_fail_cmp(__FILE__, __LINE__, #a, #op, #b,            \
+				      FL_T__SIGNED(a), (uint64_t)fl_t_a_,         \
+				      FL_T__SIGNED(b), (uint64_t)fl_t_b_,         \
+				      __VA_ARGS__);                               \
+			return -1;                                                \
+		}                                                                 \
+	} while (0)
+
+/* The failure of a comparison: "what: a op b does not hold: a is A, b is B".
+ * a_signed/b_signed: print the value as int64_t. */
+void fl_t_fail_cmp(const char *file, int line, const char *a, const char *op, const char *b,
+		   int a_signed, uint64_t av, int b_signed, uint64_t bv, const char *fmt, ...)
+	__attribute__((format(printf, 10, 11)));
+
+/* 0 if equal, else records the failure (both strings) and returns -1. */
+int fl_t_check_str_eq(const char *file, int line, const char *a, const char *b, const char *ea,
+		      const char *eb, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* 0 if equal, else records the failure (first differing offset) and
+ * returns -1. */
+int fl_t_check_mem_eq(const char *file, int line, const void *a, const void *b, size_t len,
+		      const char *ea, const char *eb, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+/*
+ * A setup step (load, namespace, server, daemon): not a subtest, so not
+ * counted as passed. ok: it worked; then prints "setup: what" and returns
+ * true. Else prints "FAIL: setup: what[: the reason recorded by FL_T_CHECK]",
+ * counts a failed subtest (the program exits non-zero) and returns false:
+ * the caller skips what depends on it.
+ */
+bool fl_t_setup(bool ok, const char *what);
+/* The same for a setup function written like a subtest (0: it worked). */
+bool fl_t_setup_run(const char *what, int (*fn)(void));
 
 /* Why the current subtest failed so far ("" if it has not). */
 const char *fl_t_reason(void);

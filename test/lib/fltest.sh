@@ -1,6 +1,8 @@
 # fltest.sh - sourced by the shell tests in test/integration/.
 # Subtests are shell functions run by t_run "plain English name" fn; a
-# function fails by calling t_fail "why" and returning 1.
+# function fails by calling t_fail "why" (or a t_check_* that says both
+# values) and returning 1. Setup steps run through t_setup: not counted as
+# passed, a FAIL when they fail.
 
 : "${FL_TEST_CLI:?run the tests through test/run.sh}"
 : "${FASTLOCAL_PIN_DIR:?run the tests through test/run.sh}"
@@ -23,6 +25,49 @@ t_run() {
 		echo "FAIL: $1: ${T_WHY:-returned non-zero}"
 		T_FAILED=$((T_FAILED + 1))
 	fi
+}
+
+# t_check_eq GOT WANT WHAT (and _ne, _lt, _le, _gt, _ge, integers): fails
+# the subtest with both values unless GOT op WANT holds, e.g.
+#   t_check_eq "$n" 3 "lines of output" || return 1
+# says "lines of output: 2 -eq 3 does not hold".
+t_check_int() {
+	if ! [ "$2" "$1" "$3" ] 2>/dev/null; then
+		t_fail "$4: $2 $1 $3 does not hold"
+		return 1
+	fi
+}
+t_check_eq() { t_check_int -eq "$@"; }
+t_check_ne() { t_check_int -ne "$@"; }
+t_check_lt() { t_check_int -lt "$@"; }
+t_check_le() { t_check_int -le "$@"; }
+t_check_gt() { t_check_int -gt "$@"; }
+t_check_ge() { t_check_int -ge "$@"; }
+
+# t_check_str_eq GOT WANT WHAT: the two strings are equal; prints both.
+t_check_str_eq() {
+	if [ "$1" != "$2" ]; then
+		t_fail "$3: '$1' is not '$2'"
+		return 1
+	fi
+}
+
+# t_setup "what" CMD...: a setup step, not a subtest (not counted as
+# passed): prints "setup: what" when CMD succeeds, else "FAIL: setup: what"
+# (with t_fail's reason) and fails the test; returns CMD's failure, so that
+# the caller skips what depends on it.
+t_setup() {
+	what=$1
+	shift
+	T_WHY=""
+	if "$@" && [ -z "$T_WHY" ]; then
+		echo "setup: $what"
+		return 0
+	fi
+	echo "FAIL: setup: $what${T_WHY:+: $T_WHY}"
+	T_FAILED=$((T_FAILED + 1))
+	T_WHY=""
+	return 1
 }
 
 t_done() {
