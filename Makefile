@@ -45,13 +45,14 @@ DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm 
 
 SHIM_SRCS := $(wildcard preload/*.c)
 # Shared with the shim: the key (key.c) and same-host check (same_host.c),
-# the settings' evaluation (conf*.c), the map writes of an enrollment, which
-# "fastlocal daemon" does for unprivileged processes (enroll_maps.c,
-# enroll_core.c: the transaction and the drain check), and
+# the settings' evaluation (CONF_SHARED_SRCS, which the fuzzer also links)
+# and the reading of their file (conf_file.c), the map writes of an
+# enrollment, which "fastlocal daemon" does for unprivileged processes
+# (enroll_maps.c, enroll_core.c: the transaction and the drain check), and
 # the raw bpf(2) calls those use (bpf_sys.c).
 CONF_SHARED_SRCS := preload/conf.c preload/conf_value.c preload/conf_rules.c
 CLI_SRCS  := $(wildcard tools/*.c) preload/key.c preload/same_host.c preload/enroll_maps.c preload/enroll_core.c \
-	preload/bpf_sys.c $(CONF_SHARED_SRCS)
+	preload/bpf_sys.c $(CONF_SHARED_SRCS) preload/conf_file.c
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
@@ -106,20 +107,33 @@ $(SKEL): $(BPFOBJ)
 # ---------------------------------------------------------------- shim
 # The shim links nothing but libc: it is loaded into every host program, so it
 # must not drag libbpf/libelf in (or clash with a program's own copies).
-$(SHIM): $(SHIM_SRCS) $(wildcard preload/*.h) bpf/fastlocal.h preload/exports.map
+# One object a source, so that before the link preload/check_boundary.sh can
+# tell which file calls an interposed function directly instead of through
+# its libc_<fn> trampoline; shim.c defines the exported forwarders and is
+# the one object allowed to (docs/design.md, "the sealed boundary").
+SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRCS))
+SHIM_FORWARDERS := $(BUILD)/obj/preload/shim.o
+SHIM_CFLAGS := $(CPPFLAGS) $(CFLAGS_ALL) -fPIC -fvisibility=hidden
+
+$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h) bpf/fastlocal.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden \
+	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
+
+$(SHIM): $(SHIM_OBJS) preload/exports.map preload/check_boundary.sh
+	@mkdir -p $(@D)
+	preload/check_boundary.sh preload/exports.map $(SHIM_FORWARDERS) $(SHIM_OBJS)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden \
 		-Wl,--version-script=preload/exports.map -Wl,-z,defs \
-		-o $@ $(SHIM_SRCS) $(LDFLAGS_ALL) -ldl -lpthread
+		-o $@ $(SHIM_OBJS) $(LDFLAGS_ALL) -ldl -lpthread
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/conf.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/kernel_compat.h preload/clock.h preload/conf.h preload/conf_file.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
 
-$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
+$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -129,7 +143,8 @@ $(BUILD)/test/unit_%: test/unit/%.c $(wildcard preload/*.h tools/*.h) $(SHIM_SRC
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ipreload -Itools $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcmocka -lbpf -lelf -lz -ldl -lpthread
 
-$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h
+$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h preload/kernel_compat.h \
+		preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -188,7 +203,7 @@ bench: deps
 		echo "bench/apps/run.sh $(BUILD) $$q"; bench/apps/run.sh $(BUILD) $$q; \
 	fi
 
-$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
+$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -196,12 +211,12 @@ $(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h)
 # One binary, one workload a file: stream and ping-pong (fl-bench.c),
 # request/response over N connections (fl-rr.c), connection churn (fl-churn.c).
 FL_BENCH_SRCS := bench/fl-bench.c bench/fl-common.c bench/fl-rr.c bench/fl-churn.c
-$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h
+$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $(FL_BENCH_SRCS) $(LDFLAGS_ALL) -lpthread
 
 # The fd table against uthash, the other candidate the design considered.
-$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h
+$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h preload/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< preload/fdtable.c $(LDFLAGS_ALL)
 

@@ -8,6 +8,7 @@
  * two, so a lost, duplicated or shifted byte breaks a memcmp against it.
  */
 #include "fl-common.h"
+#include "../preload/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,10 +27,7 @@ uint8_t *fl_pat;
 
 double fl_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return fl_clock_s(CLOCK_MONOTONIC);
 }
 
 void fl_die(const char *what)

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "enroll.h"
 #include "fdtable.h"
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 
@@ -40,7 +41,7 @@ char *const *fl_adopt_env(char *const envp[])
 		int fdfl = libc_fcntl(fd, F_GETFD, NULL), w;
 
 		if (fdfl < 0 || (fdfl & FD_CLOEXEC) ||
-		    getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl))
+		    libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl))
 			continue;
 		w = snprintf(fl_adopt_var + len, sizeof(fl_adopt_var) - len, "%s%d:%llu",
 			     len > sizeof(FL_ADOPT_VAR) - 1 ? "," : "", fd, (unsigned long long)cookie);
@@ -75,8 +76,8 @@ void fl_adopt_env_done(char *const *env, char *const envp[])
 	munmap((void *)env, (n + 2) * sizeof(char *));
 }
 
-/* The new image: re-attach what the previous one passed on. */
-__attribute__((constructor)) static void fl_adopt_init(void)
+/* The new image: re-attach what the previous one passed on (init.c). */
+void fl_adopt_init(void)
 {
 	const char *v = getenv("FASTLOCAL_ADOPT");
 	char *end;
@@ -91,7 +92,7 @@ __attribute__((constructor)) static void fl_adopt_init(void)
 		if (end == v || *end != ':')
 			break;
 		cookie = strtoull(end + 1, &end, 10);
-		if (fd >= 0 && !getsockopt((int)fd, SOL_SOCKET, SO_COOKIE, &now, &cl) &&
+		if (fd >= 0 && !libc_getsockopt((int)fd, SOL_SOCKET, SO_COOKIE, &now, &cl) &&
 		    now == cookie) {
 			int r = fl_enroll_adopt((int)fd);
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
 
 /* Only the local unwinder: its functions are _ULx86_64_* (UNW_LOCAL_ONLY
  * makes the header's macros name them). The header gives types and names;
@@ -46,6 +45,10 @@ static int fl_bt_ready;
 static char fl_bt_err[320];
 static uintptr_t fl_self_lo, fl_self_hi;
 static pthread_once_t fl_bt_once = PTHREAD_ONCE_INIT;
+/* The library fl_bt_load opens: the first fl_bt_init's argument, stored
+ * before the once (every caller passes the settings' unwind_lib, which
+ * never changes). */
+static const char *fl_bt_lib;
 
 /* dl_iterate_phdr callback: if this object holds fl_bt_init, record its
  * executable segments. */
@@ -82,13 +85,13 @@ static void *fl_bt_sym(void *h, const char *name, bool required)
 	void *p = dlsym(h, name);
 
 	if (!p && required && !fl_bt_err[0])
-		snprintf(fl_bt_err, sizeof(fl_bt_err), "%s has no %s", fl_config()->unwind_lib, name);
+		snprintf(fl_bt_err, sizeof(fl_bt_err), "%s has no %s", fl_bt_lib, name);
 	return p;
 }
 
 static void fl_bt_load(void)
 {
-	const char *lib = fl_config()->unwind_lib;
+	const char *lib = __atomic_load_n(&fl_bt_lib, __ATOMIC_ACQUIRE);
 	struct fl_unw u;
 	void *h;
 
@@ -112,8 +115,10 @@ static void fl_bt_load(void)
 	__atomic_store_n(&fl_bt_ready, 1, __ATOMIC_RELEASE);
 }
 
-int fl_bt_init(void)
+int fl_bt_init(const char *unwind_lib)
 {
+	if (!__atomic_load_n(&fl_bt_lib, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&fl_bt_lib, unwind_lib, __ATOMIC_RELEASE);
 	pthread_once(&fl_bt_once, fl_bt_load);
 	return __atomic_load_n(&fl_bt_ready, __ATOMIC_ACQUIRE) ? 0 : -1;
 }
@@ -258,11 +263,11 @@ static void fl_bt_caller_frame(void *arg, int n, const struct fl_bt_frame *f)
 	st->app_frames++;
 }
 
-size_t fl_bt_caller(char *buf, size_t cap)
+size_t fl_bt_caller(char *buf, size_t cap, const char *unwind_lib)
 {
 	struct fl_bt_caller_state st = { .entry = "" };
 
-	if (cap < 2 || fl_bt_init())
+	if (cap < 2 || fl_bt_init(unwind_lib))
 		return 0;
 	fl_sb_init(&st.out, buf, cap - 1);
 	if (fl_bt_walk(NULL, fl_bt_caller_frame, &st) <= 0 || !st.out.len)

@@ -17,10 +17,11 @@
 
 #include "sbuf.h"
 
-/* Loads libunwind (FASTLOCAL_UNWIND_LIB, default libunwind.so.8) and finds
- * the shim's own code. Idempotent, thread-safe, not signal-safe. 0, or -1
- * with fl_bt_error() saying why. */
-int fl_bt_init(void);
+/* Loads libunwind (unwind_lib: the setting FASTLOCAL_UNWIND_LIB, default
+ * libunwind.so.8; only the first call's counts) and finds the shim's own
+ * code. Idempotent, thread-safe, not signal-safe. 0, or -1 with
+ * fl_bt_error() saying why. */
+int fl_bt_init(const char *unwind_lib);
 
 /* True once fl_bt_init() has succeeded. Signal-safe (fl_bt_init is not). */
 bool fl_bt_loaded(void);
@@ -57,7 +58,8 @@ int fl_bt_walk(void *uc, fl_bt_frame_fn fn, void *arg);
 
 /* The application's call that led into the shim, on one line:
  * "connect() <- f+0x1c (prog) <- main+0x55 (prog) <- ...". Loads libunwind
- * on first use. Returns the length written to buf, 0 if unavailable. */
-size_t fl_bt_caller(char *buf, size_t cap);
+ * on first use (fl_bt_init). Returns the length written to buf, 0 if
+ * unavailable. */
+size_t fl_bt_caller(char *buf, size_t cap, const char *unwind_lib);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include "clock.h"
 #include "config.h"
 #include "fastlocal.h"
 #include "libc.h"
@@ -25,14 +26,6 @@
  * more, or both wait.
  */
 static int64_t fl_broker_quiet_until;
-
-static int64_t fl_mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec;
-}
 
 /* Connects to the broker, with send and receive bounded by 250 ms (for a
  * unix socket SO_SNDTIMEO bounds connect() too); the broker answers in well
@@ -75,7 +68,8 @@ static int fl_broker_exchange(const struct fl_broker_req *req, int fd, struct fl
 	int s, err = 0;
 
 	*rfd = -1;
-	if (fl_mono_s() < __atomic_load_n(&fl_broker_quiet_until, __ATOMIC_RELAXED))
+	if (fl_clock_ns(CLOCK_MONOTONIC) / 1000000000 <
+	    __atomic_load_n(&fl_broker_quiet_until, __ATOMIC_RELAXED))
 		return -ETIMEDOUT;
 	s = fl_broker_connect();
 	if (s < 0) {
@@ -113,7 +107,8 @@ out:
 	libc_close(s);
 quiet:
 	if (err == -ETIMEDOUT)
-		__atomic_store_n(&fl_broker_quiet_until, fl_mono_s() + FL_BROKER_QUIET_S,
+		__atomic_store_n(&fl_broker_quiet_until,
+				 fl_clock_ns(CLOCK_MONOTONIC) / 1000000000 + FL_BROKER_QUIET_S,
 				 __ATOMIC_RELAXED);
 	return err;
 }

@@ -192,7 +192,7 @@ bool fl_compat_retry_eagain(int fd, int flags, struct fl_retry *r)
 		goto no;
 	if (!r->started)
 		fl_retry_init(r); /* late: a handler that ran in the first call is missed */
-	if (getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len))
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len))
 		tv.tv_sec = tv.tv_usec = 0;
 	if (fl_sig_runs() != r->sigs) {
 		/* A handler ran: TCP would have returned EINTR, or restarted the
@@ -342,7 +342,7 @@ ssize_t fl_compat_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, s
 
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		return libc_recv(fd, buf, len, flags & ~MSG_WAITALL);
-	if (!getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl))
+	if (!libc_getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &tl))
 		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 	for (;;) {
 		if (fl_compat_inq(fd, &have) == 0 &&
@@ -374,7 +374,7 @@ void fl_compat_after_reset(int fd, ssize_t r)
 
 	if (r >= 0 || errno != ECONNRESET || !fl_compat_on())
 		return;
-	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+	libc_getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
 	errno = saved;
 }
 

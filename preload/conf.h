@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_value.h"
+
 enum fl_log_level { FL_LOG_OFF, FL_LOG_ERROR, FL_LOG_WARN, FL_LOG_INFO, FL_LOG_DEBUG };
 
 /* A connection is enrolled once it has moved this many bytes: one that
@@ -32,30 +34,8 @@ enum fl_log_level { FL_LOG_OFF, FL_LOG_ERROR, FL_LOG_WARN, FL_LOG_INFO, FL_LOG_D
 #define FL_CONF_FILE_MAX (64u << 10)
 /* A longer line is refused (one warning): values live in fixed arrays. */
 #define FL_CONF_LINE_MAX 4096u
-/* Lists are bounded so that struct fl_config has a fixed size. */
-#define FL_CONF_PORT_RANGES 64
-#define FL_CONF_PREFIXES 32
-#define FL_CONF_CMDS 16
-#define FL_CONF_CMD_LEN 64
 /* sizeof(((struct sockaddr_un *)0)->sun_path), without <sys/un.h> here. */
 #define FL_CONF_SUN_PATH 108
-
-struct fl_port_list {
-	unsigned n;
-	struct { uint16_t lo, hi; } r[FL_CONF_PORT_RANGES];
-};
-
-/* IPv4 prefixes are kept as IPv4-mapped IPv6 (::ffff:a.b.c.d/96+bits), so
- * one comparison serves both families and mapped addresses match as IPv4. */
-struct fl_prefix_list {
-	unsigned n;
-	struct { uint8_t addr[16]; uint8_t bits; } p[FL_CONF_PREFIXES];
-};
-
-struct fl_cmd_list {
-	unsigned n;
-	char name[FL_CONF_CMDS][FL_CONF_CMD_LEN];
-};
 
 struct fl_config {
 	int enabled;         /* FASTLOCAL / enabled: 0 turns the shim into a pure pass-through;

@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * config.c - the shim's settings, evaluated once (conf.c) from the defaults,
- * /etc/fastlocal.conf (or $FASTLOCAL_CONF) and the environment; then the
- * warnings about invalid values, one line each.
+ * /etc/fastlocal.conf (or $FASTLOCAL_CONF) and the environment. The
+ * warnings about invalid values are kept for the log (fl_config_warnings):
+ * this file does no logging, which reads the settings itself.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "libc.h"
-#include "log.h"
-#include "sbuf.h"
+#include "conf_file.h"
 
 /* Written once under fl_config_once, read-only afterwards (config.h). */
 struct fl_config fl_cfg;
@@ -25,9 +21,9 @@ static pthread_once_t fl_config_once = PTHREAD_ONCE_INIT;
 
 /*
  * Owned by fl_config_read, under fl_config_once (so no other lock): the
- * file's bytes, and the warnings gathered while evaluating. Static, not
- * on the stack or the heap: the first fl_config() can come from any thread
- * (a small stack) or a signal handler (no malloc).
+ * file's bytes (read by conf_file.c), and the warnings gathered while
+ * evaluating. Static, not on the stack or the heap: the first fl_config()
+ * can come from any thread (a small stack) or a signal handler (no malloc).
  */
 static char fl_conf_file_buf[FL_CONF_FILE_MAX];
 static char fl_conf_warn_buf[4096];
@@ -53,68 +49,6 @@ static const char *fl_conf_getenv(const char *name, void *ctx)
 	return getenv(name);
 }
 
-/* Reads the file into fl_conf_file_buf; fills the input's file fields. */
-static void fl_conf_read_file(struct fl_conf_input *in)
-{
-	const char *path = getenv("FASTLOCAL_CONF");
-	bool chosen = path != NULL;
-	ssize_t n;
-	int fd;
-
-	if (path && !*path) {
-		in->file_state = FL_FILE_NONE; /* FASTLOCAL_CONF="": no file, on purpose */
-		return;
-	}
-	in->file = path ? path : FL_CONF_DEFAULT_PATH;
-	fd = open(in->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		/* No /etc/fastlocal.conf is the normal case; a file named on
-		 * purpose that is missing is worth a warning. */
-		in->file_state = !chosen && errno == ENOENT ? FL_FILE_ABSENT : FL_FILE_UNREADABLE;
-		in->file_error = strerror(errno);
-		return;
-	}
-	/* pread, not read: the shim interposes read(), and needs none of that here. */
-	n = pread(fd, fl_conf_file_buf, sizeof(fl_conf_file_buf), 0);
-	if (n < 0) {
-		in->file_state = FL_FILE_UNREADABLE;
-		in->file_error = strerror(errno);
-	} else if ((size_t)n == sizeof(fl_conf_file_buf)) {
-		in->file_state = FL_FILE_UNREADABLE;
-		in->file_error = "larger than 64 KiB";
-	} else {
-		in->file_state = FL_FILE_READ;
-		in->buf = fl_conf_file_buf;
-		in->len = (size_t)n;
-	}
-	libc_close(fd);
-}
-
-/* The gathered warnings, "fastlocal[pid]: warning: ..." one write each, to
- * the log file if one is configured and usable, else stderr. After
- * fl_config_ready: the log code asks fl_config() for the file. */
-static void fl_conf_warn_emit(void)
-{
-	const struct fl_config *c = &fl_cfg;
-	char line[600];
-	struct fl_sbuf b;
-	size_t off = 0, n;
-
-	if (!fl_conf_warn_len || (c->log_set && c->log_level < FL_LOG_WARN))
-		return;
-	while (off < fl_conf_warn_len) {
-		n = strlen(fl_conf_warn_buf + off);
-		fl_sb_init(&b, line, sizeof(line) - 1);
-		fl_sb_str(&b, "fastlocal[");
-		fl_sb_i64(&b, getpid());
-		fl_sb_str(&b, "]: warning: ");
-		fl_sb_str(&b, fl_conf_warn_buf + off);
-		line[b.len++] = '\n';
-		(void)!libc_write(fl_log_fd(), line, b.len);
-		off += n + 1;
-	}
-}
-
 static void fl_config_read(void)
 {
 	struct fl_conf_input in = { .getenv = fl_conf_getenv, .warn = fl_conf_collect };
@@ -122,7 +56,7 @@ static void fl_config_read(void)
 	const char *why;
 	int saved = errno;
 
-	fl_conf_read_file(&in);
+	fl_conf_read_file(&in, fl_conf_file_buf);
 	fl_conf_eval(&fl_cfg, &origin, &in);
 	/* A program that only_cmds/skip_cmds leave out is a pure
 	 * pass-through, as with FASTLOCAL=0. Each exec decides again: the
@@ -130,7 +64,6 @@ static void fl_config_read(void)
 	if (!fl_conf_selected(&fl_cfg, program_invocation_short_name, &why))
 		fl_cfg.enabled = 0;
 	__atomic_store_n(&fl_config_ready, 1, __ATOMIC_RELEASE);
-	fl_conf_warn_emit();
 	errno = saved;
 }
 
@@ -138,4 +71,11 @@ const struct fl_config *fl_config_slow(void)
 {
 	pthread_once(&fl_config_once, fl_config_read);
 	return &fl_cfg;
+}
+
+const char *fl_config_warnings(size_t *len)
+{
+	fl_config();
+	*len = fl_conf_warn_len;
+	return fl_conf_warn_buf;
 }

@@ -16,6 +16,12 @@ extern int fl_config_ready;
 
 const struct fl_config *fl_config_slow(void);
 
+/* The warnings about the settings (invalid values, an unreadable file),
+ * NUL-terminated lines one after the other, *len bytes in all; read once
+ * the settings are (fl_config), never changed afterwards. Logged by
+ * fl_log_config_warnings. */
+const char *fl_config_warnings(size_t *len);
+
 /* The configuration, read on first use and never changed afterwards, so
  * callers may keep the pointer. IMPORTANT: inline, because the write path
  * asks for it on every call; pthread_once through the PLT cost 5% of a

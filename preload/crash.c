@@ -11,6 +11,7 @@
 
 #include "backtrace.h"
 #include "config.h"
+#include "init_hooks.h"
 #include "log.h"
 #include "sbuf.h"
 #include "signals.h"
@@ -144,7 +145,8 @@ static void fl_crash_handler(int sig, siginfo_t *si, void *uc)
 		syscall(SYS_tgkill, getpid(), tid, sig);
 }
 
-__attribute__((constructor)) static void fl_crash_init(void)
+/* At load (init.c). */
+void fl_crash_init(void)
 {
 	size_t i;
 
@@ -153,7 +155,7 @@ __attribute__((constructor)) static void fl_crash_init(void)
 	/* Everything the handler needs is made ready here, outside any signal
 	 * handler: the log file, libunwind (dlopen), our own code's range. */
 	fl_log_fd();
-	fl_bt_init();
+	fl_bt_init(fl_config()->unwind_lib);
 	for (i = 0; i < sizeof(fl_crash_sigs) / sizeof(fl_crash_sigs[0]); i++)
 		fl_sig_set_front(fl_crash_sigs[i], fl_crash_handler);
 }

@@ -18,6 +18,7 @@
 #include "exclude.h"
 #include "fdtable.h"
 #include "holders.h"
+#include "kernel_compat.h"
 #include "libc.h"
 #include "local_addr.h"
 #include "log.h"
@@ -25,10 +26,6 @@
 #include "slot.h"
 #include "sysctl.h"
 #include "tx.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 ("net: retrieve netns cookie via getsocketopt") */
-#endif
 
 #define FL_BUDGET_FALLBACK (4u << 20)
 
@@ -92,7 +89,7 @@ uint32_t fl_enroll_budget(int fd, struct fl_fd *e)
 	int rcvbuf = 0;
 
 	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
-	    !getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
+	    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
 		return (uint32_t)rcvbuf;
 	return fl_default_budget();
 }

@@ -12,7 +12,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
+
+#include "clock.h"
 
 enum fl_fd_state {
 	FL_FD_UNKNOWN = 0,  /* nothing recorded: plain pass-through */
@@ -109,10 +110,7 @@ static inline uint32_t fl_fd_state(const struct fl_fd *e)
 
 static inline uint32_t fl_fd_now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+	return (uint32_t)(fl_clock_ns(CLOCK_MONOTONIC) / 1000);
 }
 
 static inline bool fl_fd_retry_due(struct fl_fd *e)

@@ -7,15 +7,17 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
+#include "init_hooks.h"
 #include "log.h"
-#include "tx.h"
 
 #define FL_NEVER INT64_MAX
 
 /*
- * Owned by this file. fl_flusher_lock guards fl_flusher_started and the
- * condition variable's waits. The thread sleeps until the earliest
+ * Owned by this file. fl_flusher_lock guards fl_flusher_started,
+ * fl_flusher_work (set before the thread starts, the same function every
+ * time) and the condition variable's waits. The thread sleeps until the earliest
  * deadline of the batches it knows of (fl_flusher_wake_ns, FL_NEVER when
  * it knows of none); a writer whose new batch is due earlier signals it.
  *
@@ -32,16 +34,9 @@
 static pthread_mutex_t fl_flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t fl_flusher_cv;
 static int fl_flusher_started;
+static fl_flusher_work_fn fl_flusher_work;
 static int64_t fl_flusher_wake_ns = FL_NEVER;
 static int64_t fl_flusher_min_ns = FL_NEVER;
-
-static int64_t fl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int64_t fl_min64(int64_t a, int64_t b)
 {
@@ -51,6 +46,8 @@ static int64_t fl_min64(int64_t a, int64_t b)
 static void *fl_flusher_main(void *arg)
 {
 	int64_t delay = (int64_t)fl_config()->flush_usec * 1000, now, next, target;
+	fl_flusher_work_fn work = fl_flusher_work; /* set before pthread_create */
+	bool left;
 
 	(void)arg;
 	/* IMPORTANT: naps of tens of microseconds (the TCP_NODELAY catch-up
@@ -62,19 +59,19 @@ static void *fl_flusher_main(void *arg)
 		__atomic_store_n(&fl_flusher_wake_ns, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&fl_flusher_min_ns, FL_NEVER, __ATOMIC_SEQ_CST);
 		pthread_mutex_unlock(&fl_flusher_lock);
-		now = fl_now_ns();
-		next = fl_tx_flush_expired(now);
+		now = fl_clock_ns(CLOCK_MONOTONIC);
+		next = work(now, &left);
 		pthread_mutex_lock(&fl_flusher_lock);
 		if (next >= 0)
 			target = now + next;
-		else if (fl_tx_any_pending())
+		else if (left)
 			target = now + delay; /* a writer held its lock: look again */
 		else
 			target = FL_NEVER;
 		__atomic_store_n(&fl_flusher_wake_ns, target, __ATOMIC_SEQ_CST);
 		target = fl_min64(target, __atomic_load_n(&fl_flusher_min_ns, __ATOMIC_SEQ_CST));
 		__atomic_store_n(&fl_flusher_wake_ns, target, __ATOMIC_SEQ_CST);
-		if (target <= fl_now_ns())
+		if (target <= fl_clock_ns(CLOCK_MONOTONIC))
 			continue;
 		if (target == FL_NEVER) {
 			pthread_cond_wait(&fl_flusher_cv, &fl_flusher_lock);
@@ -87,7 +84,7 @@ static void *fl_flusher_main(void *arg)
 	return NULL;
 }
 
-static void fl_flusher_start_locked(void)
+static void fl_flusher_start_locked(fl_flusher_work_fn work)
 {
 	pthread_condattr_t ca;
 	pthread_attr_t attr;
@@ -107,6 +104,7 @@ static void fl_flusher_start_locked(void)
 	/* The application's signals are not ours to receive. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	fl_flusher_work = work;
 	if (pthread_create(&th, &attr, fl_flusher_main, NULL) == 0)
 		fl_flusher_started = 1;
 	else
@@ -116,7 +114,7 @@ static void fl_flusher_start_locked(void)
 	pthread_attr_destroy(&attr);
 }
 
-void fl_flusher_kick(int64_t deadline_ns)
+void fl_flusher_kick(int64_t deadline_ns, fl_flusher_work_fn work)
 {
 	int64_t cur = __atomic_load_n(&fl_flusher_min_ns, __ATOMIC_SEQ_CST);
 
@@ -129,33 +127,28 @@ void fl_flusher_kick(int64_t deadline_ns)
 		return; /* it wakes by then anyway (or is scanning: 0) */
 	pthread_mutex_lock(&fl_flusher_lock);
 	if (!fl_flusher_started)
-		fl_flusher_start_locked();
+		fl_flusher_start_locked(work);
 	else if (deadline_ns < fl_flusher_wake_ns)
 		pthread_cond_signal(&fl_flusher_cv);
 	pthread_mutex_unlock(&fl_flusher_lock);
 }
 
-/* fork(): the thread does not exist in the child; it starts again there
- * when the child first buffers. */
-static void fl_flusher_fork_prepare(void)
+/* fork() (init.c): the thread does not exist in the child; it starts again
+ * there when the child first buffers. */
+void fl_flusher_fork_prepare(void)
 {
 	pthread_mutex_lock(&fl_flusher_lock);
 }
 
-static void fl_flusher_fork_parent(void)
+void fl_flusher_fork_parent(void)
 {
 	pthread_mutex_unlock(&fl_flusher_lock);
 }
 
-static void fl_flusher_fork_child(void)
+void fl_flusher_fork_child(void)
 {
 	fl_flusher_started = 0;
 	fl_flusher_wake_ns = FL_NEVER;
 	fl_flusher_min_ns = FL_NEVER;
 	pthread_mutex_unlock(&fl_flusher_lock);
-}
-
-__attribute__((constructor)) static void fl_flusher_init(void)
-{
-	pthread_atfork(fl_flusher_fork_prepare, fl_flusher_fork_parent, fl_flusher_fork_child);
 }

@@ -62,7 +62,13 @@ static void fl_first_use(int fd, struct fl_fd *e)
 	uint32_t expect = FL_FD_CONNECTING;
 	int saved = errno;
 
-	if (poll(&p, 1, 0) <= 0) { /* still connecting */
+	/* IMPORTANT: this used to call the shim's own poll(), which first
+	 * pushes every buffered socket into the kernel (fl_before_wait). A
+	 * zero timeout never waits, but the flush is kept so that behaviour
+	 * stays exactly as it was (cost: one atomic load when none is due). */
+	if (fl_tx_any_pending())
+		fl_tx_flush_all();
+	if (libc_poll(&p, 1, 0) <= 0) { /* still connecting */
 		errno = saved;
 		return;
 	}

@@ -12,13 +12,12 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "clock.h"
+#include "init_hooks.h"
+#include "kernel_compat.h"
 #include "libc.h"
 #include "log.h"
 #include "own_fds.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71 /* Linux 5.14 */
-#endif
 
 #define FL_ADDRS_MAX 256
 #define FL_RECHECK_NS (100 * 1000000LL)
@@ -60,14 +59,6 @@ bool fl_addr_is_loopback(const unsigned char a[16])
 	if (!memcmp(a, one, 16))
 		return true;
 	return !memcmp(a, mapped, 12) && a[12] == 127;
-}
-
-static int64_t fl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Adds the addresses in one RTM_NEWADDR message. */
@@ -119,7 +110,7 @@ static void fl_addr_dump_locked(void)
 		return;
 	/* The list belongs to the namespace this netlink socket was made in
 	 * (the thread's current one, which setns() may have changed). */
-	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &fl_addrs_netns, &olen))
+	if (libc_getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &fl_addrs_netns, &olen))
 		fl_addrs_netns = 0;
 	if (libc_send(fd, &req, sizeof(req), 0) < 0) {
 		libc_close(fd);
@@ -196,7 +187,7 @@ bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr
 	if (fl_addr_is_loopback(p) || (fl_addr16_of(self, s) && !memcmp(p, s, 16)))
 		return true;
 	pthread_mutex_lock(&fl_addr_lock);
-	now = fl_now_ns();
+	now = fl_clock_ns(CLOCK_MONOTONIC_COARSE);
 	if (fl_addrs_nr < 0 || now - fl_addr_checked_ns >= FL_RECHECK_NS ||
 	    (netns && netns != fl_addrs_netns)) {
 		fl_addr_refresh_locked(netns);
@@ -209,19 +200,15 @@ bool fl_peer_is_local(const struct sockaddr_storage *peer, const struct sockaddr
 	return local;
 }
 
-/* fork(): the child must not inherit fl_addr_lock held by a thread that does not
- * exist there; hold it across fork in the parent, release it on both sides. */
-static void fl_addr_fork_prepare(void)
+/* fork() (init.c): the child must not inherit fl_addr_lock held by a thread
+ * that does not exist there; hold it across fork in the parent, release it on
+ * both sides. */
+void fl_addr_fork_prepare(void)
 {
 	pthread_mutex_lock(&fl_addr_lock);
 }
 
-static void fl_addr_fork_release(void)
+void fl_addr_fork_release(void)
 {
 	pthread_mutex_unlock(&fl_addr_lock);
-}
-
-__attribute__((constructor)) static void fl_addr_init(void)
-{
-	pthread_atfork(fl_addr_fork_prepare, fl_addr_fork_release, fl_addr_fork_release);
 }

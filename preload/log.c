@@ -167,5 +167,29 @@ bool fl_log_caller(char *buf, size_t cap, int level)
 	 * line the rate limit would drop. */
 	if (!c->backtrace || level > c->log_level || !fl_rl_peek())
 		return false;
-	return fl_bt_caller(buf, cap) > 0;
+	return fl_bt_caller(buf, cap, c->unwind_lib) > 0;
+}
+
+void fl_log_config_warnings(void)
+{
+	const struct fl_config *c = fl_config();
+	const char *warn;
+	char line[600];
+	struct fl_sbuf b;
+	size_t off = 0, n, len;
+
+	warn = fl_config_warnings(&len);
+	if (!len || (c->log_set && c->log_level < FL_LOG_WARN))
+		return;
+	while (off < len) {
+		n = strlen(warn + off);
+		fl_sb_init(&b, line, sizeof(line) - 1);
+		fl_sb_str(&b, "fastlocal[");
+		fl_sb_i64(&b, getpid());
+		fl_sb_str(&b, "]: warning: ");
+		fl_sb_str(&b, warn + off);
+		line[b.len++] = '\n';
+		(void)!libc_write(fl_log_fd(), line, b.len);
+		off += n + 1;
+	}
 }

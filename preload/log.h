@@ -29,6 +29,11 @@ void fl_log_warn_once(int *once, const char *fmt, ...) __attribute__((format(pri
  * one of the shim's own fds) or 2. Signal-safe once opened. */
 int fl_log_fd(void);
 
+/* The settings' warnings (fl_config_warnings), "fastlocal[pid]: warning:
+ * ..." one write each, unless a level below warn was chosen. Called once,
+ * when the shim loads (init.c). */
+void fl_log_config_warnings(void);
+
 /* Writes "fastlocal[pid]: " text "\n" in one write(2): no level, no rate
  * limit, no stdio. Signal-safe (for the crash handler). */
 void fl_log_raw(const char *text, size_t len);

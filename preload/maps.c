@@ -14,6 +14,7 @@
 #include "broker.h"
 #include "config.h"
 #include "enroll_backend.h"
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 #include "own_fds.h"
@@ -257,19 +258,15 @@ void fl_ustat_add(enum fl_ustat idx, uint64_t v)
 		__atomic_fetch_add(&m->ustats->c[idx], v, __ATOMIC_RELAXED);
 }
 
-/* fork(): the child must not inherit fl_maps_lock held by a thread that does not
- * exist there; hold it across fork in the parent, release it on both sides. */
-static void fl_maps_fork_prepare(void)
+/* fork() (init.c): the child must not inherit fl_maps_lock held by a thread
+ * that does not exist there; hold it across fork in the parent, release it on
+ * both sides. */
+void fl_maps_fork_prepare(void)
 {
 	pthread_mutex_lock(&fl_maps_lock);
 }
 
-static void fl_maps_fork_release(void)
+void fl_maps_fork_release(void)
 {
 	pthread_mutex_unlock(&fl_maps_lock);
-}
-
-__attribute__((constructor)) static void fl_maps_init(void)
-{
-	pthread_atfork(fl_maps_fork_prepare, fl_maps_fork_release, fl_maps_fork_release);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/resource.h>
 
+#include "init_hooks.h"
 #include "libc.h"
 
 /* The maps (4), the log, the netlink socket, splice.c's pipe (2), and room. */
@@ -124,7 +125,7 @@ int fl_own_fds_in(unsigned int first, unsigned int last, int *out, int max)
  * single-threaded: one dup of a standard fd to the base, then its close.
  * Nothing is kept; without a standard fd open, nothing is done.
  */
-__attribute__((constructor)) static void fl_own_fds_init(void)
+void fl_own_fds_init(void)
 {
 	int fd, std;
 

@@ -4,6 +4,8 @@
 
 #include <time.h>
 
+#include "clock.h"
+
 /* Tokens are counted in thousandths of a line, so that the refill of one
  * millisecond (FL_RL_PER_SEC thousandths) is a whole number. */
 #define FL_RL_LINE 1000u
@@ -24,12 +26,9 @@ static uint64_t fl_rl_dropped;
 
 static uint32_t fl_rl_now_ms(void)
 {
-	struct timespec ts;
-
 	/* The coarse clock is a vDSO read (no system call), a few ms coarse:
 	 * plenty for a rate of lines per second. */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
+	return (uint32_t)(fl_clock_ns(CLOCK_MONOTONIC_COARSE) / 1000000);
 }
 
 /* The state refilled up to now. */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "compat.h"
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 #include "own_fds.h"
@@ -32,37 +33,31 @@
  * (both ends O_NONBLOCK, registered own fds: an application that closes
  * every fd leaves them alone) and the scratch buffer that empties it. It
  * is empty whenever the lock is free. A child of fork() closes its copies
- * (fl_ip_fork_child): parent and child must never share it.
+ * (fl_splice_fork_child, init.c): parent and child must never share it.
  */
 static pthread_mutex_t fl_ip_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fl_ip_r = -1, fl_ip_w = -1;
 static dev_t fl_ip_dev; /* the pipe's inode, to know the fds still name it */
 static ino_t fl_ip_ino;
 static uint8_t fl_ip_scratch[FL_SPLICE_CHUNK];
-static pthread_once_t fl_ip_once = PTHREAD_ONCE_INIT;
 
-static void fl_ip_fork_prepare(void)
+void fl_splice_fork_prepare(void)
 {
 	pthread_mutex_lock(&fl_ip_lock);
 }
 
-static void fl_ip_fork_parent(void)
+void fl_splice_fork_parent(void)
 {
 	pthread_mutex_unlock(&fl_ip_lock);
 }
 
-static void fl_ip_fork_child(void)
+void fl_splice_fork_child(void)
 {
 	if (fl_ip_w >= 0) {
 		fl_own_fd_drop(&fl_ip_r);
 		fl_own_fd_drop(&fl_ip_w);
 	}
 	pthread_mutex_unlock(&fl_ip_lock);
-}
-
-static void fl_ip_init(void)
-{
-	pthread_atfork(fl_ip_fork_prepare, fl_ip_fork_parent, fl_ip_fork_child);
 }
 
 bool fl_splice_reads(const off_t *off_in, int fd_out, const off_t *off_out, size_t len,
@@ -206,7 +201,6 @@ static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 	bool broken, ok, ours_r, ours_w;
 	ssize_t m;
 
-	pthread_once(&fl_ip_once, fl_ip_init);
 	if (pthread_mutex_trylock(&fl_ip_lock)) {
 		m = fl_pipe_put_once(fd, buf, n, &ok);
 		if (ok)

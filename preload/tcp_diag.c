@@ -30,7 +30,7 @@ long fl_tcp_diag_rqueue(int fd)
 
 	cl = sizeof(cookie);
 	if (getsockname(fd, (struct sockaddr *)&l, &ll) || getpeername(fd, (struct sockaddr *)&r, &rl) ||
-	    getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl))
+	    libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl))
 		goto out;
 	memset(&q, 0, sizeof(q));
 	q.nh.nlmsg_len = sizeof(q);

@@ -8,19 +8,12 @@
 #include <time.h>
 #include <sys/socket.h>
 
+#include "clock.h"
 #include "libc.h"
 #include "maps.h"
 #include "slot.h"
 
 #define FL_THROTTLE_MAX_NS (200 * 1000000LL) /* then let the verdict choose TCP */
-
-static int64_t fl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /*
  * True if fd still names the socket that owns the slot. An fd can be closed
@@ -56,7 +49,7 @@ static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 
 	if (!unread || !h || (flags & MSG_DONTWAIT))
 		return;
-	now = fl_mono_ns();
+	now = fl_clock_ns(CLOCK_MONOTONIC);
 	now_us = (uint32_t)(now / 1000);
 	if (h->gap_us && (int32_t)(h->at_us - now_us) > 0)
 		return; /* a recent hold failed: not yet */
@@ -72,7 +65,7 @@ static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 		if (pause.tv_nsec < 500000)
 			pause.tv_nsec *= 2;
 		unread = fl_slot_gate_unread(slot, &consumed);
-		now = fl_mono_ns();
+		now = fl_clock_ns(CLOCK_MONOTONIC);
 		if (consumed != last) {
 			last = consumed;
 			progress = now;
@@ -86,7 +79,7 @@ static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 	} else {
 		h->gap_us = !h->gap_us ? FL_HOLD_GAP_MIN_US :
 			    h->gap_us >= FL_HOLD_GAP_MAX_US / 2 ? FL_HOLD_GAP_MAX_US : h->gap_us * 2;
-		h->at_us = (uint32_t)(fl_mono_ns() / 1000) + h->gap_us;
+		h->at_us = (uint32_t)(fl_clock_ns(CLOCK_MONOTONIC) / 1000) + h->gap_us;
 	}
 out:
 	errno = saved;
@@ -118,10 +111,10 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 	 * write larger than half), so that writers wait rarely, not per write. */
 	target = len <= budget / 2 ? budget / 2 : len < budget ? budget - len : 0;
 	fl_ustat_add(FL_USTAT_THROTTLED, 1);
-	deadline = fl_mono_ns() + FL_THROTTLE_MAX_NS;
+	deadline = fl_clock_ns(CLOCK_MONOTONIC) + FL_THROTTLE_MAX_NS;
 	while (unread > target && redirecting) {
 		/* A signal ends the wait: the kernel call then behaves as TCP would. */
-		if (nanosleep(&pause, NULL) || fl_mono_ns() > deadline)
+		if (nanosleep(&pause, NULL) || fl_clock_ns(CLOCK_MONOTONIC) > deadline)
 			break;
 		if (pause.tv_nsec < 1000000)
 			pause.tv_nsec *= 2;

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "flusher.h"
+#include "init_hooks.h"
 #include "libc.h"
 #include "log.h"
 #include "maps.h"
@@ -301,7 +302,8 @@ static void fl_tx_mark_pending(struct fl_tx *tx)
 	}
 	pthread_mutex_unlock(&fl_pending_lock);
 	/* Bytes held under TCP_NODELAY are looked at every catch-up poll. */
-	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)));
+	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)),
+			fl_tx_flush_expired);
 }
 
 static void fl_tx_mark_empty(struct fl_tx *tx)
@@ -734,7 +736,12 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	while (tx->len && fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE) == -EAGAIN &&
 	       tries++ < 600) {
 		pthread_mutex_unlock(&tx->lock);
-		poll(&p, 1, 100); /* at most a minute for a reader that stopped */
+		/* IMPORTANT: the shim's own poll() used to run here, and it
+		 * first pushes every other buffered socket into the kernel
+		 * (fl_before_wait): the reader this close waits for may itself
+		 * wait for those bytes. Kept explicitly. */
+		fl_tx_flush_all();
+		libc_poll(&p, 1, 100); /* at most a minute for a reader that stopped */
 		pthread_mutex_lock(&tx->lock);
 	}
 	if (tx->len)
@@ -926,7 +933,7 @@ void fl_tx_drain_all(void)
 	pthread_mutex_unlock(&fl_pool_lock);
 }
 
-int64_t fl_tx_flush_expired(int64_t now_ns)
+int64_t fl_tx_flush_expired(int64_t now_ns, bool *left)
 {
 	struct fl_tx *batch[256];
 	int64_t next = -1;
@@ -935,13 +942,14 @@ int64_t fl_tx_flush_expired(int64_t now_ns)
 	n = fl_tx_snapshot(batch, 256);
 	for (i = 0; i < n; i++)
 		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
+	*left = fl_tx_any_pending();
 	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
 }
 
 /* fork(): every lock may be held by a thread that will not exist in the
  * child; the prepare step flushes what it can and takes the pool and pending
  * locks, the child starts with fresh tx locks and empty buffers. */
-static void fl_tx_fork_prepare(void)
+void fl_tx_fork_prepare(void)
 {
 	struct fl_tx *tx;
 
@@ -953,13 +961,13 @@ static void fl_tx_fork_prepare(void)
 	pthread_mutex_lock(&fl_pending_lock);
 }
 
-static void fl_tx_fork_parent(void)
+void fl_tx_fork_parent(void)
 {
 	pthread_mutex_unlock(&fl_pending_lock);
 	pthread_mutex_unlock(&fl_pool_lock);
 }
 
-static void fl_tx_fork_child(void)
+void fl_tx_fork_child(void)
 {
 	struct fl_tx *tx;
 
@@ -977,13 +985,9 @@ static void fl_tx_fork_child(void)
 	pthread_mutex_unlock(&fl_pool_lock);
 }
 
-__attribute__((constructor)) static void fl_tx_init(void)
-{
-	pthread_atfork(fl_tx_fork_prepare, fl_tx_fork_parent, fl_tx_fork_child);
-}
-
-/* The process is exiting (exit(), return from main): push everything out. */
-__attribute__((destructor)) static void fl_tx_fini(void)
+/* The process is exiting (exit(), return from main; init.c): push everything
+ * out. */
+void fl_tx_fini(void)
 {
 	fl_tx_drain_all();
 }

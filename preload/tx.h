@@ -126,9 +126,10 @@ static inline bool fl_tx_any_pending(void);
 /* Like fl_tx_flush_all, but waits for room (exec, _exit, exit). */
 void fl_tx_drain_all(void);
 
-/* The timer: flushes what has waited its delay. Run by the flusher thread;
- * returns the nanoseconds until the next deadline (or -1: none). */
-int64_t fl_tx_flush_expired(int64_t now_ns);
+/* The timer: flushes what has waited its delay. Run by the flusher thread
+ * (fl_flusher_work_fn); returns the nanoseconds until the next deadline (or
+ * -1: none), *left whether bytes are still buffered. */
+int64_t fl_tx_flush_expired(int64_t now_ns, bool *left);
 
 /* Counter of sockets with buffered bytes; read by fl_tx_any_pending. */
 extern int fl_tx_pending_sockets;

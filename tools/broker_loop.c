@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "cli.h"
+#include "../preload/clock.h"
 
 /* Connections accepted and not yet answered, at most; when full, the oldest
  * is dropped for the newest (its caller stays on TCP). */
@@ -23,14 +24,6 @@ struct fl_pending {
 	int fd;
 	long long deadline_ms;
 };
-
-static long long fl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void fl_drop(struct fl_pending *p, int *n, int i)
 {
@@ -51,7 +44,7 @@ static void fl_accept_all(int listener, struct fl_pending *p, int *n)
 			fl_drop(p, n, oldest);
 		}
 		p[*n].fd = c;
-		p[*n].deadline_ms = fl_now_ms() + FL_REQUEST_MS;
+		p[*n].deadline_ms = fl_clock_ns(CLOCK_MONOTONIC) / 1000000 + FL_REQUEST_MS;
 		(*n)++;
 	}
 	if (errno == EMFILE || errno == ENFILE) {
@@ -74,7 +67,7 @@ void fl_broker_loop(struct fl_broker *b, int listener, volatile sig_atomic_t *st
 	int n = 0, i, k, r;
 
 	while (!*stop) {
-		now = fl_now_ms();
+		now = fl_clock_ns(CLOCK_MONOTONIC) / 1000000;
 		wait = 1000;
 		pfd[0] = (struct pollfd){ .fd = listener, .events = POLLIN };
 		for (i = 0; i < n; i++) {
@@ -93,7 +86,7 @@ void fl_broker_loop(struct fl_broker *b, int listener, volatile sig_atomic_t *st
 			fl_broker_serve(b, p[k].fd);
 			fl_drop(p, &n, k);
 		}
-		now = fl_now_ms();
+		now = fl_clock_ns(CLOCK_MONOTONIC) / 1000000;
 		for (k = n; k-- > 0;)
 			if (p[k].deadline_ms <= now)
 				fl_drop(p, &n, k);

@@ -14,10 +14,7 @@
 
 #include "../preload/broker_proto.h"
 #include "../preload/enroll_core.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
+#include "../preload/kernel_compat.h"
 
 #define FL_MAX_FDS 4 /* a request carries one; more are closed and refused */
 

@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
+#include "../preload/clock.h"
 #include "conns.h"
 #include "counters.h"
 #include "fmt.h"
@@ -65,14 +66,6 @@ static void fl_top_on_signal(int sig)
 		fl_top_stop = 1;
 }
 
-static double fl_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int fl_top_read(const struct fl_pin_dir *pd, struct fl_top_sample *s, char *err,
 		       size_t errlen)
 {
@@ -89,7 +82,7 @@ static int fl_top_read(const struct fl_pin_dir *pd, struct fl_top_sample *s, cha
 		   !fl_conns_read(&pins, &s->conns, &s->n, err, errlen)) {
 		ret = 0;
 	}
-	s->t = fl_mono();
+	s->t = fl_clock_s(CLOCK_MONOTONIC);
 	fl_pins_close(&pins);
 	return ret;
 }
@@ -303,11 +296,11 @@ static void fl_term_leave(void)
 /* Sleeps for the interval, or less if q is pressed or a signal comes. */
 static void fl_top_wait(double interval)
 {
-	double end = fl_mono() + interval, left;
+	double end = fl_clock_s(CLOCK_MONOTONIC) + interval, left;
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 	char ch;
 
-	while (!fl_top_stop && !fl_top_resized && (left = end - fl_mono()) > 0) {
+	while (!fl_top_stop && !fl_top_resized && (left = end - fl_clock_s(CLOCK_MONOTONIC)) > 0) {
 		int r = poll(&p, fl_top_raw ? 1 : 0, (int)(left * 1000) + 1);
 
 		if (r > 0 && read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))

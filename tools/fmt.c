@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fmt.c - numbers for people: sizes, rates and durations. */
 #include "fmt.h"
+#include "../preload/clock.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -38,8 +39,5 @@ const char *fl_fmt_age(double s, char *buf, size_t len)
 
 double fl_now_unix(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return fl_clock_s(CLOCK_REALTIME);
 }

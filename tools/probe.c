@@ -18,15 +18,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71 /* Linux 5.14, commit e8b9eab99232 */
-#endif
+#include "../preload/kernel_compat.h"
 
 #define FL_NR_INSNS(p) (sizeof(p) / sizeof((p)[0]))
-
-#ifndef CAP_BPF
-#define CAP_BPF 39 /* Linux 5.8, commit a17b53c4a4b5 ("bpf, capability: Introduce CAP_BPF") */
-#endif
 
 static int fl_has_cap(const struct __user_cap_data_struct d[2], int cap)
 {

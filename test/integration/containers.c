@@ -54,6 +54,7 @@
 #include "fltest.h"
 #include "fltest_broker.h"
 #include "fltest_netns.h"
+#include "../../preload/kernel_compat.h"
 
 #define MiB (1024ULL * 1024ULL)
 #define FL_CT_BYTES (8 * MiB) /* per direction */
@@ -73,10 +74,6 @@
  * is more than 5700 data segments one way alone. */
 #define FL_CT_FAST_SEGS 50
 #define FL_CT_PLAIN_SEGS 2000
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
 
 /* What a role process reports. */
 struct fl_ct_report {

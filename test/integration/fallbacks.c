@@ -38,10 +38,7 @@
 #include "fastlocal.h"
 #include "fltest.h"
 #include "fltest_netns.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
+#include "../../preload/kernel_compat.h"
 
 #define MiB (1024ULL * 1024ULL)
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fltest.c - helpers for fastlocal's integration tests and tools. */
 #include "fltest.h"
+#include "../../preload/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -187,10 +188,7 @@ const char *fl_t_pin_dir(void) { return fl_t_env("FASTLOCAL_PIN_DIR"); }
 
 double fl_t_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return fl_clock_s(CLOCK_MONOTONIC);
 }
 
 int fl_t_tcp_pairs(const struct fl_t_addr *a, size_t n, int *client, int *server)

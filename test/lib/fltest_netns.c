@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fltest_netns.c - running a test in a network namespace of its own. */
 #include "fltest_netns.h"
+#include "../../preload/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,17 +38,9 @@ int fl_t_private_netns(void)
 	return r ? -1 : 0;
 }
 
-static double fl_netns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int fl_t_run_plain(char *const argv[], double timeout)
 {
-	double t0 = fl_netns_now();
+	double t0 = fl_clock_s(CLOCK_MONOTONIC);
 	pid_t pid;
 	int st;
 
@@ -68,7 +61,7 @@ int fl_t_run_plain(char *const argv[], double timeout)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (fl_netns_now() - t0 > timeout) {
+		if (fl_clock_s(CLOCK_MONOTONIC) - t0 > timeout) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			return -1;

@@ -14,6 +14,8 @@
 #include "../../preload/conf.c"
 #include "../../preload/conf_value.c"
 #include "../../preload/conf_rules.c"
+#include "../../preload/conf_file.c"
+#include "../../tools/libc_plain.c"
 #include "../../tools/cli_conf.c"
 #include "../../tools/pin_dir.c"
 #include "../../tools/json.c"
