@@ -16,7 +16,6 @@
 
 #include "bpf_sys.h"
 #include "broker.h"
-#include "compat.h"
 #include "config.h"
 #include "enroll_maps.h"
 #include "exclude.h"

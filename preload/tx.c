@@ -13,6 +13,7 @@
 #include <poll.h>
 
 #include "config.h"
+#include "fdtable.h"
 #include "flusher.h"
 #include "libc.h"
 #include "log.h"
@@ -107,7 +108,7 @@ static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
 #define FL_NAGLE_MIN_LEN 4097
 #define FL_NAGLE_MAX_LEN (96u << 10)
 
-int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
+static int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
 {
 	uint32_t f;
 
@@ -117,7 +118,7 @@ int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
 	return (f & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) ? 0 : MSG_MORE;
 }
 
-void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
+static void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
 {
 	struct fl_slot *s = fl_slot_at(tx->slot);
 	int off = 0, saved = errno;
@@ -129,7 +130,7 @@ void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
 	errno = saved;
 }
 
-bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
+static bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
 {
 	struct fl_slot *s = fl_slot_at(tx->slot);
 	int on = 1, saved = errno;
@@ -144,23 +145,13 @@ bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
 	return on;
 }
 
-void fl_tx_nagle_uncork(int fd)
+static void fl_tx_nagle_uncork(int fd)
 {
 	int off = 0, saved = errno;
 
 	libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
 	fl_ustat_add(FL_USTAT_NAGLE_PUSHES, 1);
 	errno = saved;
-}
-
-static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
-{
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
-	return len;
 }
 
 /* sendmsg() of len bytes with Nagle's tail pushed as plain TCP would. */
@@ -173,13 +164,6 @@ static ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct ms
 	if (more && n > 0)
 		fl_tx_nagle_push(tx, fd);
 	return n;
-}
-
-ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags)
-{
-	/* The iovec is valid here: io.c passes refused ones to the kernel. */
-	return fl_tx_sendmsg_len(tx, fd, msg, flags,
-				 msg->msg_iov ? fl_iov_total(msg->msg_iov, (int)msg->msg_iovlen) : 0);
 }
 
 /* ------------------------------------------------------------- pool */
@@ -543,18 +527,24 @@ static bool fl_tx_peer_busy(struct fl_tx *tx)
 
 /* The application's call as it is, past the buffer (which is empty or not ours). */
 static ssize_t fl_tx_bypass(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
-			    int flags, const struct msghdr *msg)
+			    size_t len, int flags, const struct msghdr *msg)
 {
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
 
-	return fl_tx_sendmsg(tx, fd, msg ? msg : &m, flags);
+	return fl_tx_sendmsg_len(tx, fd, msg ? msg : &m, flags, len);
 }
 
-ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
-		   int flags, const struct msghdr *msg)
+/*
+ * A write of an enrolled socket with batching: sends or buffers the iovec
+ * (len bytes) under the policy of tx.h (msg: sendmsg's header, else NULL;
+ * gen: the slot generation the fd entry recorded). Returns what the
+ * application's call returns (with errno set).
+ */
+static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov,
+			      int iovcnt, size_t len, int flags, const struct msghdr *msg)
 {
 	const uint32_t cap = fl_config()->flush_bytes;
-	size_t len = fl_iov_total(iov, iovcnt), took;
+	size_t took;
 	bool more = flags & MSG_MORE, hold, ends_more;
 	ssize_t r;
 
@@ -562,7 +552,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	if (tx->gen != gen) {
 		/* The socket this fd named is gone (a close the shim missed). */
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	if (tx->err) {
 		int err = tx->err;
@@ -572,7 +562,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		 * with SIGPIPE as the application's flags ask. */
 		if (err == EPIPE || err == ECONNRESET) {
 			pthread_mutex_unlock(&tx->lock);
-			return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+			return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 		}
 		/* Another failure of a background flush: reported on the next
 		 * call, as TCP reports its asynchronous errors. */
@@ -585,7 +575,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	 * TCP's. TCP pushes nothing for it either, MSG_MORE or not. */
 	if (!len) {
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	/* Bytes of another call always stay behind the buffer's. Out-of-band,
 	 * zero-copy and addressed sends are not ours to hold. */
@@ -596,7 +586,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		pthread_mutex_unlock(&tx->lock);
 		if (r)
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	/* The write that follows MSG_MORE ones sends them all, with itself. */
 	ends_more = !more && (tx->flags & FL_TXF_MORE);
@@ -641,7 +631,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		/* The fd no longer names our socket (closed behind the shim's
 		 * back and reused): this is not ours to buffer. */
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	took = fl_tx_append(tx, iov, iovcnt, cap - tx->len);
 	tx->fd = fd;
@@ -676,8 +666,11 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
  */
 #define FL_SENDFILE_COPY_MAX FL_LARGE_WRITE
 
-ssize_t fl_tx_sendfile(struct fl_tx *tx, uint64_t gen, int fd, int in_fd, off_t *offset,
-		       size_t count, bool *took)
+/* sendfile() into the buffer when it holds bytes or is corked. *took: it
+ * was done here, and the return value is sendfile's; else the caller
+ * flushes and calls the kernel's. */
+static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int in_fd,
+				   off_t *offset, size_t count, bool *took)
 {
 	const uint32_t cap = fl_config()->flush_bytes;
 	bool corked;
@@ -936,6 +929,98 @@ int64_t fl_tx_flush_expired(int64_t now_ns)
 	for (i = 0; i < n; i++)
 		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
 	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
+}
+
+/* ------------------------------------------------------------- the send family */
+
+/* The application's call as it is, to the kernel. */
+static ssize_t fl_tx_syscall(int fd, const struct fl_tx_call *c)
+{
+	switch (c->kind) {
+	case FL_TX_SEND:
+		return libc_send(fd, c->iov[0].iov_base, c->len, c->flags);
+	case FL_TX_SENDTO:
+		return libc_sendto(fd, c->iov[0].iov_base, c->len, c->flags, c->addr, c->alen);
+	case FL_TX_SENDMSG:
+		return libc_sendmsg(fd, c->msg, c->flags);
+	case FL_TX_WRITE:
+		return libc_write(fd, c->iov[0].iov_base, c->len);
+	case FL_TX_WRITEV:
+		return libc_writev(fd, c->iov, c->iovcnt);
+	case FL_TX_SENDFILE:
+		return c->large ? libc_sendfile64(fd, c->in_fd, c->offset, c->len) :
+				  libc_sendfile(fd, c->in_fd, c->offset, c->len);
+	case FL_TX_SPLICE:
+		break;
+	}
+	return libc_splice(c->in_fd, c->off_in, fd, c->offset, c->len, c->splice_flags);
+}
+
+/* An enrolled socket's write with batching off: straight to the kernel,
+ * with Nagle's tail pushed as plain TCP would. */
+static ssize_t fl_tx_direct(const struct fl_tx *tx, int fd, const struct fl_tx_call *c)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)c->iov, .msg_iovlen = (size_t)c->iovcnt };
+
+	return fl_tx_sendmsg_len(tx, fd, c->msg ? c->msg : &m, c->flags, c->len);
+}
+
+/* sendfile() of an enrolled socket (fl_tx_sendfile_copy says why the
+ * buffer may take it). */
+static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t gen, int fd,
+			      const struct fl_tx_call *c)
+{
+	bool corked, took = false;
+	ssize_t n;
+
+	if (batch) {
+		n = fl_tx_sendfile_copy(batch, gen, fd, c->in_fd, c->offset, c->len, &took);
+		if (took)
+			return n;
+		fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
+	}
+	corked = tx && fl_tx_nagle_cork(tx, fd, c->len);
+	n = fl_tx_syscall(fd, c);
+	if (corked)
+		fl_tx_nagle_uncork(fd);
+	return n;
+}
+
+ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
+{
+	struct fl_tx *tx = e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL, *batch;
+
+	c->stale = false;
+	/* Without a send buffer the throttle applies here, per write; with
+	 * one, where the buffer hands bytes to the kernel (fl_tx_push,
+	 * fl_tx_through). */
+	if (e && !tx && fl_throttle(fd, e->slot, c->len, c->flags, NULL) < 0) {
+		c->stale = true; /* the fd names another file now */
+		return fl_tx_syscall(fd, c);
+	}
+	batch = tx && fl_tx_batching(tx) ? tx : NULL;
+	switch (c->kind) {
+	case FL_TX_SENDTO:
+		/* On a connected TCP socket the address is ignored (or
+		 * refused): the call goes as it is, after what the buffer
+		 * holds. */
+		if (batch && c->addr)
+			fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE);
+		if (batch && !c->addr)
+			break;
+		return fl_tx_syscall(fd, c);
+	case FL_TX_SENDFILE:
+		return fl_tx_sendfile(batch, tx, e ? e->gen : 0, fd, c);
+	case FL_TX_SPLICE:
+		if (batch) /* the pipe's bytes go after the buffer's */
+			fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE);
+		return fl_tx_syscall(fd, c);
+	default:
+		if (batch)
+			break;
+		return tx ? fl_tx_direct(tx, fd, c) : fl_tx_syscall(fd, c);
+	}
+	return fl_tx_buffered(batch, e->gen, fd, c->iov, c->iovcnt, c->len, c->flags, c->msg);
 }
 
 /* fork(): every lock may be held by a thread that will not exist in the
