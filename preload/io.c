@@ -598,7 +598,7 @@ int fl_sockatmark(int fd)
 }
 
 /* SO_PEEK_OFF of an enrolled socket is the shim's (rxq.h), and so is
- * SO_OOBINLINE while the shim holds it on (fl_rxq_recv_oob). */
+ * SO_OOBINLINE while the shim holds it on (rx_oob.c). */
 int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct fl_rxq *q;
