@@ -20,20 +20,12 @@
 #include "maps.h"
 #include "slot.h"
 #include "throttle.h"
+#include "tx_policy.h"
 
-#define FL_TXF_NODELAY (1u << 0)
-#define FL_TXF_CORK    (1u << 1)
-#define FL_TXF_MORE    (1u << 2) /* the last write had MSG_MORE */
-#define FL_TXF_THROUGH (1u << 3) /* never hold: writes also bypass the shim */
-
-#define FL_CORK_CEILING_NS (200 * 1000000LL) /* Linux's TCP_CORK ceiling */
 /* How often the flusher thread looks whether the reader of bytes held
  * under TCP_NODELAY has caught up (fl_tx_try_flush). */
 #define FL_CATCHUP_POLL_NS (20 * 1000LL)
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
-/* A write this large already amortises the cost of one redirected message;
- * copying it into the buffer would only add a copy (measured: bench/). */
-#define FL_LARGE_WRITE (32u << 10)
 
 struct fl_tx {
 	pthread_mutex_t lock;   /* guards everything below but refs and links */
@@ -79,12 +71,10 @@ static int64_t fl_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* How long buffered bytes may wait: corked (TCP_CORK, or a MSG_MORE still
- * waiting for its next write) as long as Linux lets a cork hold data. */
+/* How long buffered bytes may wait (tx_policy.h). */
 static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
 {
-	return (tx->flags & (FL_TXF_CORK | FL_TXF_MORE)) ? FL_CORK_CEILING_NS :
-							   (int64_t)fl_config()->flush_usec * 1000;
+	return fl_txp_delay_ns(tx->flags, fl_config()->flush_usec);
 }
 
 /* ------------------------------------------------------------- Nagle */
@@ -512,13 +502,12 @@ static bool fl_tx_peer_unread(struct fl_tx *tx)
 
 /*
  * Coalescing pays only on the redirect path with a reader that is busy.
- * The peer's counters sit on a cache line its reader keeps writing, so they
- * are looked at when a batch starts and then every 4 KiB buffered, not on
- * every small write.
+ * The peer's counters are looked at when a batch starts and then every
+ * 4 KiB buffered (fl_txp_peer_stale says why).
  */
 static bool fl_tx_peer_busy(struct fl_tx *tx)
 {
-	if (tx->len && tx->len - tx->checked_len < 4096)
+	if (!fl_txp_peer_stale(tx->len, tx->checked_len))
 		return tx->peer_busy;
 	tx->checked_len = tx->len;
 	tx->peer_busy = fl_tx_peer_unread(tx);
@@ -545,7 +534,7 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 {
 	const uint32_t cap = fl_config()->flush_bytes;
 	size_t took;
-	bool more = flags & MSG_MORE, hold, ends_more;
+	bool more = flags & MSG_MORE, hold;
 	ssize_t r;
 
 	pthread_mutex_lock(&tx->lock);
@@ -588,16 +577,18 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
-	/* The write that follows MSG_MORE ones sends them all, with itself. */
-	ends_more = !more && (tx->flags & FL_TXF_MORE);
-	/* Coalescing on our own initiative stops once another process may
-	 * write the socket too: its writes and that process's, ordered through
-	 * a pipe or shared memory, must reach the kernel in that order. What
-	 * the application asked to hold (TCP_CORK, MSG_MORE) is held anyway. */
-	hold = !(tx->flags & FL_TXF_THROUGH) && !ends_more &&
-	       (more || (tx->flags & FL_TXF_CORK) ||
-		(!tx->shared && len < FL_LARGE_WRITE && len < cap / 2 &&
-		 ((tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx))));
+	/* Held or not (tx_policy.h); the reader is looked at only when that
+	 * decides: under TCP_NODELAY on every write, else now and then. */
+	switch (fl_txp_hold(tx->flags, tx->shared, more, len, cap)) {
+	case FL_TXP_HOLD:
+		hold = true;
+		break;
+	case FL_TXP_IF_BUSY:
+		hold = (tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx);
+		break;
+	default:
+		hold = false;
+	}
 	if (!hold || tx->len + len > cap) {
 		/* Goes now: with what is buffered, in one call, in order. A batch
 		 * buffered through another fd number is checked to still be ours. */
@@ -605,13 +596,8 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 			fl_tx_fail(tx, EBADF);
 			tx->err = 0;
 		}
-		if (!hold || len >= FL_LARGE_WRITE || len >= cap / 2) {
-			/* Why the buffer goes: the reader is idle (the only
-			 * reason left when nothing else forbids holding). */
-			enum fl_ustat why = ends_more ? FL_USTAT_FLUSH_OPTION :
-				hold || more || (tx->flags & (FL_TXF_THROUGH | FL_TXF_CORK | FL_TXF_NODELAY)) ||
-				tx->shared || len >= FL_LARGE_WRITE || len >= cap / 2 ?
-				FL_USTAT_FLUSH_WRITE : FL_USTAT_FLUSH_READER_IDLE;
+		if (!hold || fl_txp_large(len, cap)) {
+			enum fl_ustat why = fl_txp_flush_why(tx->flags, tx->shared, more, hold, len, cap);
 
 			tx->flags &= ~FL_TXF_MORE;
 			r = fl_tx_through(tx, fd, iov, iovcnt, len, flags & ~MSG_MORE, msg, why);
