@@ -39,7 +39,6 @@
 #include "rx_inq.h"
 #include "rxq.h"
 #include "slot.h"
-#include "splice.h"
 #include "tx.h"
 #include "unpaired.h"
 
@@ -390,48 +389,20 @@ ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int larg
 	return fl_io_send(out_fd, &c);
 }
 
-ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
-		  unsigned int flags)
-{
-	struct fl_tx_call c = { .kind = FL_TX_SPLICE, .len = len, .in_fd = fd_in,
-				.offset = off_out, .off_in = off_in, .splice_flags = flags };
-	struct fl_rx rx;
-	ssize_t n;
-
-	fl_rx_begin(fd_in, &rx);
-	if (rx.on && fl_compat_on()) {
-		/* splice() from a socket reads only TCP's queue, never the
-		 * redirected one (docs/kernel.md#splice-blind): move the bytes
-		 * ourselves, in order (splice.h). A call that fails before it
-		 * reads (offsets, not a pipe...) goes to the kernel as it is. */
-		if (fl_splice_reads(off_in, fd_out, off_out, len, flags)) {
-			n = fl_splice_in(fd_in, rx.q, fd_out, len, flags);
-			if (n > 0)
-				fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
-		} else {
-			n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
-		}
-		fl_rx_end(&rx, n, 0);
-		return n;
-	}
-	if (rx.on)
-		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
-	n = fl_io_send(fd_out, &c);
-	fl_rx_end(&rx, n, 0);
-	return n;
-}
-
 /* ------------------------------------------------------------- receive */
 
 /* The receive family: the fd looked up (fl_rx_begin), the one call into
- * rx.h, and the read counted (fl_rx_end). */
-static ssize_t fl_io_recv(int fd, struct fl_rx_call *c)
+ * rx.h, and the read counted (fl_rx_end). A splice rx.h does not serve is
+ * a write into its pipe's other end (out). */
+static ssize_t fl_io_recv(int fd, struct fl_rx_call *c, struct fl_tx_call *out)
 {
 	struct fl_rx rx;
 	ssize_t n;
 
 	fl_rx_begin(fd, &rx);
 	n = fl_rx_recv(&rx, c);
+	if (!c->served && out)
+		n = fl_io_send(c->fd_out, out);
 	fl_rx_end(&rx, n, c->flags);
 	return n;
 }
@@ -440,7 +411,7 @@ ssize_t fl_read(int fd, void *buf, size_t len)
 {
 	struct fl_rx_call c = { .kind = FL_RX_READ, .buf = buf, .len = len };
 
-	return fl_io_recv(fd, &c);
+	return fl_io_recv(fd, &c, NULL);
 }
 
 ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
@@ -451,7 +422,7 @@ ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 	 * looked at. */
 	if (iovcnt < 0 || iovcnt > FL_UIO_MAXIOV)
 		return libc_readv(fd, iov, iovcnt);
-	return fl_io_recv(fd, &c);
+	return fl_io_recv(fd, &c, NULL);
 }
 
 ssize_t fl_recv(int fd, void *buf, size_t len, int flags)
@@ -465,7 +436,18 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 	struct fl_rx_call c = { .kind = FL_RX_RECVFROM, .flags = flags, .buf = buf, .len = len,
 				.addr = addr, .alen = alen };
 
-	return fl_io_recv(fd, &c);
+	return fl_io_recv(fd, &c, NULL);
+}
+
+ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
+		  unsigned int flags)
+{
+	struct fl_rx_call c = { .kind = FL_RX_SPLICE, .len = len, .off_in = off_in,
+				.off_out = off_out, .fd_out = fd_out, .splice_flags = flags };
+	struct fl_tx_call out = { .kind = FL_TX_SPLICE, .len = len, .in_fd = fd_in,
+				  .offset = off_out, .off_in = off_in, .splice_flags = flags };
+
+	return fl_io_recv(fd_in, &c, &out);
 }
 
 /*
@@ -509,7 +491,7 @@ ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 	 * before looking at the socket, and so must we. */
 	if (msg && msg->msg_iovlen > FL_UIO_MAXIOV)
 		return libc_recvmsg(fd, msg, flags);
-	n = fl_io_recv(fd, &c);
+	n = fl_io_recv(fd, &c, NULL);
 	if (n >= 0 && msg && msg->msg_control && msg->msg_controllen >= CMSG_LEN(0))
 		fl_adopt_received(msg);
 	return n;

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "libc.h"
+#include "maps.h"
 #include "reset.h"
 #include "rx_held.h"
 #include "rx_oob.h"
@@ -14,6 +15,8 @@
 #include "rx_trunc.h"
 #include "rx_waitall.h"
 #include "rxq.h"
+#include "slot.h"
+#include "splice.h"
 
 /* The application's call as it is. */
 static ssize_t fl_rx_syscall(int fd, struct fl_rx_call *c)
@@ -26,6 +29,7 @@ static ssize_t fl_rx_syscall(int fd, struct fl_rx_call *c)
 	case FL_RX_RECVFROM:
 		return libc_recvfrom(fd, c->buf, c->len, c->flags, c->addr, c->alen);
 	case FL_RX_RECVMSG:
+	case FL_RX_SPLICE: /* never here: fl_rx_splice */
 		break;
 	}
 	return libc_recvmsg(fd, c->msg, c->flags);
@@ -161,8 +165,35 @@ static ssize_t fl_rx_recvmsg(const struct fl_rx *rx, struct fl_rx_call *c)
 	return n;
 }
 
+/* splice() from the socket. */
+static ssize_t fl_rx_splice(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	ssize_t n;
+
+	if (rx->on && fl_compat_on()) {
+		/* splice() from a socket reads only TCP's queue, never the
+		 * redirected one (docs/kernel.md#splice-blind): move the bytes
+		 * ourselves, in order (splice.h). A call that fails before it
+		 * reads (offsets, not a pipe...) goes to the kernel as it is. */
+		if (fl_splice_reads(c->off_in, c->fd_out, c->off_out, c->len, c->splice_flags)) {
+			n = fl_splice_in(rx->fd, rx->q, c->fd_out, c->len, c->splice_flags);
+			if (n > 0)
+				fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
+		} else {
+			n = libc_splice(rx->fd, c->off_in, c->fd_out, c->off_out, c->len,
+					c->splice_flags);
+		}
+		return n;
+	}
+	if (rx->on)
+		fl_slot_blind(rx->slot, rx->gen, "the application splices from the socket");
+	c->served = false; /* the caller writes into fd_out */
+	return 0;
+}
+
 ssize_t fl_rx_recv(const struct fl_rx *rx, struct fl_rx_call *c)
 {
+	c->served = true;
 	switch (c->kind) {
 	case FL_RX_READ:
 		return fl_rx_read(rx, c);
@@ -170,6 +201,8 @@ ssize_t fl_rx_recv(const struct fl_rx *rx, struct fl_rx_call *c)
 		return fl_rx_readv(rx, c);
 	case FL_RX_RECVFROM:
 		return fl_rx_recvfrom(rx, c);
+	case FL_RX_SPLICE:
+		return fl_rx_splice(rx, c);
 	case FL_RX_RECVMSG:
 		break;
 	}

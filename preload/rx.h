@@ -9,7 +9,8 @@
  * fl_compat_on): urgent data (rx_oob.h), MSG_TRUNC (rx_trunc.h),
  * MSG_PEEK|MSG_WAITALL (rx_peek.h), held bytes and SO_PEEK_OFF
  * (rx_held.h), MSG_WAITALL (rx_waitall.h), a spurious EAGAIN
- * (rx_retry.h) and a reset reported once (reset.h).
+ * (rx_retry.h), a reset reported once (reset.h) and splice() from the
+ * socket (splice.h).
  */
 #ifndef FL_RX_H
 #define FL_RX_H
@@ -38,7 +39,7 @@ struct fl_rx {
 };
 
 /* Which call of the family, and its arguments. */
-enum fl_rx_kind { FL_RX_READ, FL_RX_READV, FL_RX_RECVFROM, FL_RX_RECVMSG };
+enum fl_rx_kind { FL_RX_READ, FL_RX_READV, FL_RX_RECVFROM, FL_RX_RECVMSG, FL_RX_SPLICE };
 
 struct fl_rx_call {
 	enum fl_rx_kind kind;
@@ -50,6 +51,14 @@ struct fl_rx_call {
 	struct sockaddr *addr;               /* RECVFROM */
 	socklen_t *alen;
 	struct msghdr *msg;                  /* RECVMSG */
+	off_t *off_in, *off_out;             /* SPLICE (len: its length) */
+	int fd_out;
+	unsigned int splice_flags;
+	bool served;                         /* out: false for a splice the
+					      * caller makes itself, as a
+					      * write into fd_out (the socket
+					      * is not enrolled, or the fixes
+					      * are off) */
 };
 
 /* The call on rx->fd; returns what the application's call returns (with
