@@ -47,7 +47,7 @@ struct fl_config {
 	int backtrace;       /* FASTLOCAL_BACKTRACE=1: fatal signals log a backtrace
 			      * (crash.c), debug fallback lines carry one (log.h) */
 	int batch;           /* FASTLOCAL_BATCH=off: every write goes to the kernel at once */
-	int compat;          /* FASTLOCAL_TCP_COMPAT=off: no TCP-conformance fixes (compat.h);
+	int compat;          /* FASTLOCAL_TCP_COMPAT=off: no TCP-conformance fixes (config.h, fl_compat_on);
 			      * for showing what they fix, never for production */
 	int has_rules;       /* some port or address rule is set: enrollment looks */
 	unsigned flush_bytes; /* FASTLOCAL_FLUSH_BYTES: buffer size, 16 KiB..4 MiB, default 256 KiB */

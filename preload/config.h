@@ -6,6 +6,8 @@
 #ifndef FL_CONFIG_H
 #define FL_CONFIG_H
 
+#include <stdbool.h>
+
 #include "conf.h"
 
 /* Owned by config.c: written once by fl_config_slow() under its
@@ -31,6 +33,15 @@ static inline const struct fl_config *fl_config(void)
 	if (__builtin_expect(__atomic_load_n(&fl_config_ready, __ATOMIC_ACQUIRE), 1))
 		return &fl_cfg;
 	return fl_config_slow();
+}
+
+/* FASTLOCAL_TCP_COMPAT: the shim's fixes where the redirect path behaves
+ * unlike TCP (docs/kernel.md; the rx_*.c, reset.c, splice.c and close
+ * fixes). All of them apply to enrolled sockets only, and all are switched
+ * off by FASTLOCAL_TCP_COMPAT=off, which exists to show what each fixes. */
+static inline bool fl_compat_on(void)
+{
+	return fl_config()->compat;
 }
 
 #endif

@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "compat.h"
 #include "config.h"
 #include "enroll_backend.h"
 #include "exclude.h"

@@ -7,16 +7,14 @@
 #include <time.h>
 
 #include "bpf_sys.h"
+#include "clock.h"
 #include "key.h"
 #include "same_host.h"
 
 void fl_ec_owner(struct fl_slot_ref *ref, uint32_t pid, const char *comm)
 {
-	struct timespec ts;
-
 	ref->pid = pid;
-	if (!clock_gettime(CLOCK_REALTIME, &ts))
-		ref->enrolled_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	ref->enrolled_ns = (uint64_t)fl_clock_ns(CLOCK_REALTIME);
 	strncpy(ref->comm, comm, sizeof(ref->comm) - 1);
 	ref->comm[sizeof(ref->comm) - 1] = 0;
 }

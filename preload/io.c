@@ -34,26 +34,13 @@
 #include "fdtable.h"
 #include "libc.h"
 #include "maps.h"
-#include "compat.h"
+#include "reset.h"
+#include "rx.h"
+#include "rx_inq.h"
 #include "rxq.h"
 #include "slot.h"
-#include "splice.h"
-#include "throttle.h"
 #include "tx.h"
 #include "unpaired.h"
-
-/* What a read credits its bytes to, captured before the call, and the
- * socket's early-taken bytes or emulated peek offset, if any (rxq.h). */
-struct fl_rx {
-	uint32_t slot;
-	uint64_t gen;
-	bool on;     /* enrolled: count the read in the slot, apply TCP's fixes */
-	struct fl_rxq *q;
-	int fd;
-	struct fl_fd *pend; /* a pending fd's entry: the read counts there */
-	struct fl_fd *e;    /* the fd's entry, if enrolled */
-	bool held;          /* counted in flight (fl_tracked_io) */
-};
 
 /* A non-blocking connect() finished: enroll before the first read or write. */
 static void fl_first_use(int fd, struct fl_fd *e)
@@ -261,61 +248,6 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 		fl_pending_read_done(rx->fd, rx->pend, counted ? (uint64_t)n : 0);
 }
 
-/*
- * Before a write: the fd's entry if it is enrolled. Without a send buffer
- * the throttle applies here, per write; with one, where the buffer hands
- * bytes to the kernel (tx.c).
- */
-struct fl_txc {
-	struct fl_fd *held; /* counted in flight (fl_tracked_io): drop at the end */
-};
-
-static inline struct fl_fd *fl_tx_begin(int fd, size_t len, int flags, struct fl_txc *c)
-{
-	uint32_t st;
-	bool held;
-	struct fl_fd *e = fl_tracked_io(fd, len, NULL, &st, &held);
-
-	c->held = held ? e : NULL;
-	if (st != FL_FD_ENROLLED) /* pending: plain TCP's */
-		return NULL;
-	if (e && !__atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) &&
-	    fl_throttle(fd, e->slot, len, flags, NULL) < 0) {
-		if (c->held)
-			fl_inflight_drop(fd, c->held);
-		c->held = NULL;
-		fl_fd_clear(fd); /* a stale entry: the fd names another file now */
-		return NULL;
-	}
-	return e;
-}
-
-/* After a write on an enrolled socket: a reset is reported once (compat.h). */
-static inline ssize_t fl_tx_done(struct fl_fd *e, int fd, ssize_t r, const struct fl_txc *c)
-{
-	int saved;
-
-	if (e && r < 0)
-		fl_compat_after_reset(fd, r);
-	if (c->held) {
-		saved = errno;
-		fl_inflight_drop(fd, c->held);
-		errno = saved;
-	}
-	if (e && r > 0)
-		fl_unpaired_after_send(fd, e);
-	return r;
-}
-
-/* The write family of an enrolled socket goes through its send buffer,
- * unless batching is off. */
-static inline struct fl_tx *fl_batching(struct fl_fd *e)
-{
-	struct fl_tx *tx = e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL;
-
-	return tx && fl_tx_batching(tx) ? tx : NULL;
-}
-
 /* The kernel's UIO_MAXIOV: more iovecs in one call are refused, by
  * writev/readv with EINVAL and by sendmsg/recvmsg with EMSGSIZE. */
 #define FL_UIO_MAXIOV 1024
@@ -343,22 +275,6 @@ static size_t fl_iov_len(const struct iovec *iov, int n)
 	return len;
 }
 
-/* An enrolled socket's write with batching off: straight to the kernel,
- * with Nagle's tail pushed as plain TCP would (tx.h). */
-static ssize_t fl_send_direct(struct fl_fd *e, int fd, const struct iovec *iov, int iovcnt,
-			      int flags)
-{
-	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-
-	return fl_tx_sendmsg(e->tx, fd, &m, flags);
-}
-
-/* e is enrolled with a transmit state but batching is off. */
-static inline bool fl_direct(const struct fl_fd *e)
-{
-	return e && __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE);
-}
-
 /*
  * Urgent data needs TCP's urgent pointer, and the redirect path has none:
  * the byte would arrive in band, without POLLPRI or SIGURG. So an enrolled
@@ -373,248 +289,146 @@ static inline void fl_tx_urgent(const struct fl_fd *e, int flags)
 		fl_slot_send_tcp(e->slot, e->gen, "an urgent (MSG_OOB) send");
 }
 
+/*
+ * The write family: the fd looked up (a pending fd that has now moved
+ * enough is enrolled first, fl_tracked_io), then the one call into tx.h,
+ * which sends or buffers. c->len is the bytes the call moves.
+ */
+static ssize_t fl_io_send(int fd, struct fl_tx_call *c)
+{
+	uint32_t st;
+	bool held;
+	struct fl_fd *e = fl_tracked_io(fd, c->len, NULL, &st, &held);
+	struct fl_fd *held_e = held ? e : NULL; /* drop at the end */
+	bool counts = c->kind != FL_TX_SENDFILE && c->kind != FL_TX_SPLICE;
+	ssize_t r;
+	int saved;
+
+	if (st != FL_FD_ENROLLED) /* pending: plain TCP's */
+		e = NULL;
+	/* A zero-copy send wants TCP's own path (SO_ZEROCOPY, sock_calls.c). */
+	if (e && (c->kind == FL_TX_SEND || c->kind == FL_TX_SENDMSG) &&
+	    (c->flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
+		e = NULL;
+	fl_tx_urgent(e, c->flags);
+	r = fl_tx_send(e, fd, c);
+	if (c->stale)
+		e = NULL;
+	/* After a write on an enrolled socket: a reset is reported once
+	 * (reset.h). Not for sendfile or splice, whose errors are the
+	 * kernel's own. */
+	if (e && counts && r < 0)
+		fl_reset_report_once(fd, r);
+	if (held_e || c->stale) {
+		saved = errno;
+		if (held_e)
+			fl_inflight_drop(fd, held_e);
+		if (c->stale)
+			fl_fd_clear(fd); /* a stale entry: the fd names another file now */
+		errno = saved;
+	}
+	if (e && counts && r > 0)
+		fl_unpaired_after_send(fd, e);
+	return r;
+}
+
 /* ------------------------------------------------------------- send */
 
 ssize_t fl_send(int fd, const void *buf, size_t len, int flags)
 {
-	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, len, flags, &c);
 	struct iovec v = { (void *)buf, len };
-	struct fl_tx *tx;
+	struct fl_tx_call c = { .kind = FL_TX_SEND, .flags = flags, .iov = &v, .iovcnt = 1,
+				.len = len };
 
-	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
-		e = NULL;
-	fl_tx_urgent(e, flags);
-	tx = fl_batching(e);
-
-	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
-				   fl_direct(e) ? fl_send_direct(e, fd, &v, 1, flags) :
-				   libc_send(fd, buf, len, flags), &c);
+	return fl_io_send(fd, &c);
 }
 
 ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
 		  socklen_t alen)
 {
-	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, len, flags, &c);
 	struct iovec v = { (void *)buf, len };
-	struct fl_tx *tx;
+	struct fl_tx_call c = { .kind = FL_TX_SENDTO, .flags = flags, .iov = &v, .iovcnt = 1,
+				.len = len, .addr = addr, .alen = alen };
 
-	fl_tx_urgent(e, flags);
-	tx = fl_batching(e);
-	/* On a connected TCP socket the address is ignored (or refused): the
-	 * call goes as it is, after what the buffer holds. */
-	if (tx && addr)
-		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_WRITE);
-	return fl_tx_done(e, fd, tx && !addr ? fl_tx_send(tx, e->gen, fd, &v, 1, flags, NULL) :
-					       libc_sendto(fd, buf, len, flags, addr, alen), &c);
+	return fl_io_send(fd, &c);
 }
 
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	struct fl_txc c;
-	struct fl_fd *e;
-	struct fl_tx *tx;
+	struct fl_tx_call c = { .kind = FL_TX_SENDMSG, .flags = flags, .msg = msg };
 
 	/* A header the kernel refuses (EFAULT, EMSGSIZE) fails before the
 	 * socket is looked at: no byte moves, nothing waits (fl_iov_ok). */
 	if (!msg || !fl_iov_ok(msg->msg_iov, msg->msg_iovlen))
 		return libc_sendmsg(fd, msg, flags);
-	e = fl_tx_begin(fd, fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen), flags, &c);
-
-	/* A zero-copy send wants TCP's own path (SO_ZEROCOPY, sock_calls.c). */
-	if (e && (flags & MSG_ZEROCOPY) && fl_compat_on() && fl_unenroll(fd, "MSG_ZEROCOPY") == 0)
-		e = NULL;
-	fl_tx_urgent(e, flags);
-	tx = fl_batching(e);
-
-	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, msg->msg_iov,
-						  (int)msg->msg_iovlen, flags, msg) :
-				   fl_direct(e) ? fl_tx_sendmsg(e->tx, fd, msg, flags) :
-				   libc_sendmsg(fd, msg, flags), &c);
+	c.iov = msg->msg_iov;
+	c.iovcnt = (int)msg->msg_iovlen;
+	c.len = fl_iov_len(msg->msg_iov, (int)msg->msg_iovlen);
+	return fl_io_send(fd, &c);
 }
 
 ssize_t fl_write(int fd, const void *buf, size_t len)
 {
-	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(fd, len, 0, &c);
 	struct iovec v = { (void *)buf, len };
-	struct fl_tx *tx = fl_batching(e);
+	struct fl_tx_call c = { .kind = FL_TX_WRITE, .iov = &v, .iovcnt = 1, .len = len };
 
-	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, &v, 1, 0, NULL) :
-				   fl_direct(e) ? fl_send_direct(e, fd, &v, 1, 0) :
-				   libc_write(fd, buf, len), &c);
+	return fl_io_send(fd, &c);
 }
 
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	struct fl_txc c;
-	struct fl_fd *e;
-	struct fl_tx *tx;
+	struct fl_tx_call c = { .kind = FL_TX_WRITEV, .iov = iov, .iovcnt = iovcnt };
 
 	/* A count or array the kernel refuses (EINVAL, EFAULT) fails before
 	 * the socket is looked at (fl_iov_ok). */
 	if (iovcnt < 0 || !fl_iov_ok(iov, (size_t)iovcnt))
 		return libc_writev(fd, iov, iovcnt);
-	e = fl_tx_begin(fd, fl_iov_len(iov, iovcnt), 0, &c);
-	tx = fl_batching(e);
-	return fl_tx_done(e, fd, tx ? fl_tx_send(tx, e->gen, fd, iov, iovcnt, 0, NULL) :
-				   fl_direct(e) ? fl_send_direct(e, fd, iov, iovcnt, 0) :
-				   libc_writev(fd, iov, iovcnt), &c);
+	c.len = fl_iov_len(iov, iovcnt);
+	return fl_io_send(fd, &c);
 }
 
 ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int large)
 {
-	struct fl_txc c;
-	struct fl_fd *e = fl_tx_begin(out_fd, count, 0, &c);
-	struct fl_tx *tx = fl_batching(e);
-	bool corked, took = false;
-	ssize_t n;
+	struct fl_tx_call c = { .kind = FL_TX_SENDFILE, .len = count, .in_fd = in_fd,
+				.offset = offset, .large = large };
 
-	if (tx) {
-		n = fl_tx_sendfile(tx, e->gen, out_fd, in_fd, offset, count, &took);
-		if (took)
-			return fl_tx_done(NULL, out_fd, n, &c);
-		fl_tx_flush_now(tx, out_fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
-	}
-	corked = fl_direct(e) && fl_tx_nagle_cork(e->tx, out_fd, count);
-	n = large ? libc_sendfile64(out_fd, in_fd, offset, count) :
-		    libc_sendfile(out_fd, in_fd, offset, count);
-	if (corked)
-		fl_tx_nagle_uncork(out_fd);
-	return fl_tx_done(NULL, out_fd, n, &c);
-}
-
-ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
-		  unsigned int flags)
-{
-	struct fl_txc c;
-	struct fl_fd *e;
-	struct fl_rx rx;
-	ssize_t n;
-
-	fl_rx_begin(fd_in, &rx);
-	if (rx.on && fl_compat_on()) {
-		/* splice() from a socket reads only TCP's queue, never the
-		 * redirected one (docs/kernel.md#splice-blind): move the bytes
-		 * ourselves, in order (splice.h). A call that fails before it
-		 * reads (offsets, not a pipe...) goes to the kernel as it is. */
-		if (fl_splice_reads(off_in, fd_out, off_out, len, flags)) {
-			n = fl_compat_splice_in(fd_in, rx.q, fd_out, len, flags);
-			if (n > 0)
-				fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
-		} else {
-			n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
-		}
-		fl_rx_end(&rx, n, 0);
-		return n;
-	}
-	if (rx.on)
-		fl_slot_blind(rx.slot, rx.gen, "the application splices from the socket");
-	e = fl_tx_begin(fd_out, len, 0, &c);
-	if (fl_batching(e))
-		fl_tx_flush_now(e->tx, fd_out, FL_USTAT_FLUSH_WRITE); /* the pipe's bytes go after the buffer's */
-	n = libc_splice(fd_in, off_in, fd_out, off_out, len, flags);
-	fl_rx_end(&rx, n, 0);
-	return fl_tx_done(NULL, fd_out, n, &c);
+	return fl_io_send(out_fd, &c);
 }
 
 /* ------------------------------------------------------------- receive */
 
-/*
- * The receive family. On an enrolled socket a blocking receive is repeated
- * after a spurious EAGAIN and MSG_WAITALL is honoured (compat.h;
- * docs/kernel.md#spurious-eagain, #waitall).
- */
-#define FL_RX_RETRY(rx, fd, flags, start, call)                                   \
-	do {                                                                      \
-		if ((rx).on)                                                      \
-			fl_retry_init(start);                                     \
-		do                                                                \
-			n = (call);                                               \
-		while (n < 0 && errno == EAGAIN && (rx).on &&                     \
-		       fl_compat_retry_eagain((fd), (flags), (start)));           \
-	} while (0)
-
-static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
+/* The receive family: the fd looked up (fl_rx_begin), the one call into
+ * rx.h, and the read counted (fl_rx_end). A splice rx.h does not serve is
+ * a write into its pipe's other end (out). */
+static ssize_t fl_io_recv(int fd, struct fl_rx_call *c, struct fl_tx_call *out)
 {
-	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
-	       fl_compat_on();
-}
+	struct fl_rx rx;
+	ssize_t n;
 
-/* recv(MSG_OOB) of an enrolled socket: TCP's urgent byte, not the
- * redirected queue's bytes (rxq.h). False if it is not one. */
-static bool fl_rx_urgent(const struct fl_rx *rx, int fd, struct msghdr *msg, int flags,
-			 ssize_t *n)
-{
-	struct fl_rxq *q;
-
-	if (!(flags & MSG_OOB) || !rx->on || !fl_compat_on())
-		return false;
-	q = rx->q ? rx->q : fl_rxq_get(rx->slot, rx->gen, true);
-	if (!q)
-		return false; /* out of memory: as the kernel answers */
-	*n = fl_rxq_recv_oob(fd, q, msg, flags);
-	return true;
-}
-
-/* recv() flags the redirect path gets wrong (compat.h); n is the result. */
-static inline bool fl_rx_special(const struct fl_rx *rx, int fd, void *buf, size_t len,
-				 int flags, ssize_t *n)
-{
-	if (!rx->on || !fl_compat_on())
-		return false;
-	if ((flags & MSG_TRUNC) && !(flags & MSG_PEEK)) {
-		*n = fl_compat_recv_trunc(fd, len, flags);
-		return true;
-	}
-	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
-	    !(flags & (MSG_DONTWAIT | MSG_TRUNC)) && buf) {
-		*n = fl_compat_peek_waitall(fd, rx->slot, rx->gen, buf, len, flags);
-		return true;
-	}
-	if (rx->q && buf) {
-		/* Bytes taken out early, or an emulated peek offset (rxq.h). */
-		*n = fl_rxq_recv(fd, rx->q, buf, len, flags);
-		return true;
-	}
-	return false;
+	fl_rx_begin(fd, &rx);
+	n = fl_rx_recv(&rx, c);
+	if (!c->served && out)
+		n = fl_io_send(c->fd_out, out);
+	fl_rx_end(&rx, n, c->flags);
+	return n;
 }
 
 ssize_t fl_read(int fd, void *buf, size_t len)
 {
-	struct fl_rx rx;
-	struct fl_retry start;
-	ssize_t n;
+	struct fl_rx_call c = { .kind = FL_RX_READ, .buf = buf, .len = len };
 
-	fl_rx_begin(fd, &rx);
-	if (rx.q)
-		n = fl_rxq_recv(fd, rx.q, buf, len, 0);
-	else
-		FL_RX_RETRY(rx, fd, 0, &start, libc_read(fd, buf, len));
-	if (rx.on)
-		fl_compat_after_reset(fd, n);
-	fl_rx_end(&rx, n, 0);
-	return n;
+	return fl_io_recv(fd, &c, NULL);
 }
 
 ssize_t fl_readv(int fd, const struct iovec *iov, int iovcnt)
 {
-	struct fl_rx rx;
-	struct fl_retry start;
-	ssize_t n;
+	struct fl_rx_call c = { .kind = FL_RX_READV, .iov = iov, .iovcnt = iovcnt };
 
 	/* A count the kernel refuses (EINVAL) fails before the socket is
 	 * looked at. */
 	if (iovcnt < 0 || iovcnt > FL_UIO_MAXIOV)
 		return libc_readv(fd, iov, iovcnt);
-	fl_rx_begin(fd, &rx);
-	if (rx.q && iovcnt > 0)
-		n = fl_rxq_recv(fd, rx.q, iov[0].iov_base, iov[0].iov_len, 0); /* a short read */
-	else
-		FL_RX_RETRY(rx, fd, 0, &start, libc_readv(fd, iov, iovcnt));
-	fl_rx_end(&rx, n, 0);
-	return n;
+	return fl_io_recv(fd, &c, NULL);
 }
 
 ssize_t fl_recv(int fd, void *buf, size_t len, int flags)
@@ -625,32 +439,21 @@ ssize_t fl_recv(int fd, void *buf, size_t len, int flags)
 ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr,
 		    socklen_t *alen)
 {
-	struct fl_rx rx;
-	struct fl_retry start;
-	ssize_t n;
+	struct fl_rx_call c = { .kind = FL_RX_RECVFROM, .flags = flags, .buf = buf, .len = len,
+				.addr = addr, .alen = alen };
 
-	fl_rx_begin(fd, &rx);
-	if ((flags & MSG_OOB) && rx.on) {
-		struct iovec v = { buf, len };
-		struct msghdr m = { .msg_name = addr, .msg_namelen = alen ? *alen : 0,
-				    .msg_iov = &v, .msg_iovlen = 1 };
+	return fl_io_recv(fd, &c, NULL);
+}
 
-		if (fl_rx_urgent(&rx, fd, &m, flags, &n)) {
-			if (alen && n >= 0)
-				*alen = m.msg_namelen;
-		} else {
-			n = libc_recvfrom(fd, buf, len, flags, addr, alen);
-		}
-	} else if (fl_rx_special(&rx, fd, buf, len, flags, &n))
-		;
-	else if (fl_rx_waitall(&rx, flags))
-		n = fl_compat_recv_waitall(fd, buf, len, flags, addr, alen);
-	else
-		FL_RX_RETRY(rx, fd, flags, &start, libc_recvfrom(fd, buf, len, flags, addr, alen));
-	if (rx.on)
-		fl_compat_after_reset(fd, n);
-	fl_rx_end(&rx, n, flags);
-	return n;
+ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
+		  unsigned int flags)
+{
+	struct fl_rx_call c = { .kind = FL_RX_SPLICE, .len = len, .off_in = off_in,
+				.off_out = off_out, .fd_out = fd_out, .splice_flags = flags };
+	struct fl_tx_call out = { .kind = FL_TX_SPLICE, .len = len, .in_fd = fd_in,
+				  .offset = off_out, .off_in = off_in, .splice_flags = flags };
+
+	return fl_io_recv(fd_in, &c, &out);
 }
 
 /*
@@ -687,27 +490,14 @@ static void fl_adopt_received(const struct msghdr *msg)
 
 ssize_t fl_recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	struct fl_rx rx;
-	struct fl_retry start;
+	struct fl_rx_call c = { .kind = FL_RX_RECVMSG, .flags = flags, .msg = msg };
 	ssize_t n;
 
 	/* More iovecs than the kernel takes: it fails the call (EMSGSIZE)
 	 * before looking at the socket, and so must we. */
 	if (msg && msg->msg_iovlen > FL_UIO_MAXIOV)
 		return libc_recvmsg(fd, msg, flags);
-	fl_rx_begin(fd, &rx);
-	if (msg && fl_rx_urgent(&rx, fd, msg, flags, &n))
-		;
-	else if (msg && msg->msg_iovlen >= 1 && (msg->msg_iovlen == 1 || rx.q) &&
-	    fl_rx_special(&rx, fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags, &n))
-		;
-	else if (msg && fl_rx_waitall(&rx, flags))
-		n = fl_compat_recvmsg_waitall(fd, msg, flags);
-	else
-		FL_RX_RETRY(rx, fd, flags, &start, libc_recvmsg(fd, msg, flags));
-	if (rx.on)
-		fl_compat_after_reset(fd, n);
-	fl_rx_end(&rx, n, flags);
+	n = fl_io_recv(fd, &c, NULL);
 	if (n >= 0 && msg && msg->msg_control && msg->msg_controllen >= CMSG_LEN(0))
 		fl_adopt_received(msg);
 	return n;
@@ -757,7 +547,7 @@ static int fl_atmark(int fd, struct fl_fd *e, int *arg)
 }
 
 /* FIONREAD/SIOCINQ count both queues of an enrolled socket
- * (docs/kernel.md#fionread), and the bytes the shim took out early;
+ * (docs/kernel.md#fionread, rx_inq.h), and the bytes the shim took out early;
  * SIOCATMARK sees them too. */
 int fl_ioctl(int fd, unsigned long req, void *arg)
 {
@@ -779,7 +569,7 @@ int fl_ioctl(int fd, unsigned long req, void *arg)
 			fl_fd_forget_socket(fd);
 		if (fl_fd_state(e) == FL_FD_ENROLLED) {
 			q = fl_rxq_get(e->slot, e->gen, false);
-			r = fl_compat_inq_app(fd, q && fl_rxq_inline_forced(q), (int *)arg);
+			r = fl_rx_inq_app(fd, q && fl_rxq_inline_forced(q), (int *)arg);
 			if (!r && q)
 				*(int *)arg += (int)fl_rxq_held(q);
 			return r;
@@ -796,7 +586,7 @@ int fl_sockatmark(int fd)
 }
 
 /* SO_PEEK_OFF of an enrolled socket is the shim's (rxq.h), and so is
- * SO_OOBINLINE while the shim holds it on (fl_rxq_recv_oob). */
+ * SO_OOBINLINE while the shim holds it on (rx_oob.c). */
 int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct fl_rxq *q;

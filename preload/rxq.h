@@ -11,44 +11,57 @@
  * redirect path also ignores SO_PEEK_OFF; the shim keeps the offset itself.
  * Nothing here exists for a socket that never needs it: the read path pays
  * one table load.
+ *
+ * This is the data structure only; the reads served from it are rx_held.c,
+ * rx_peek.c and rx_oob.c, which hold q->lock while they use the fields.
  */
 #ifndef FL_RXQ_H
 #define FL_RXQ_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-struct fl_rxq;
+/* Fields are read and written with lock held (len also atomically, for
+ * fl_rxq_active's unlocked look). */
+struct fl_rxq {
+	pthread_mutex_t lock; /* guards everything below */
+	uint64_t gen;         /* the socket: its slot's generation */
+	uint32_t slot;        /* and its slot */
+	uint8_t *buf;         /* held bytes are buf[off, len) */
+	size_t len, off;
+	int peek_off;         /* emulated SO_PEEK_OFF, -1: off */
+	bool inline_forced;   /* SO_OOBINLINE is on for the shim, not the
+			       * application (rx_oob.c says why) */
+};
 
 /* The state of the socket in slot/gen, or NULL (create: make one). */
 struct fl_rxq *fl_rxq_get(uint32_t slot, uint64_t gen, bool create);
 
-/* True if reads must go through fl_rxq_recv (bytes held, or SO_PEEK_OFF). */
+/* True if reads must be served through q (bytes held, or SO_PEEK_OFF):
+ * rx_held.h. */
 bool fl_rxq_active(const struct fl_rxq *q);
 
 /* Bytes held. */
 size_t fl_rxq_held(struct fl_rxq *q);
 
-/* recv()/read() of the socket: from the held bytes first, then the kernel.
- * Handles MSG_PEEK (with the emulated offset) and MSG_WAITALL. */
-ssize_t fl_rxq_recv(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
-
-/* Peek len bytes from the head of what is unread (held bytes, then both
- * kernel queues), moving redirected bytes into q if the kernel's peek cannot
- * reach TCP's queue behind them. */
-ssize_t fl_rxq_peek(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
-
-/*
- * recv(MSG_OOB) of an enrolled socket (msg: the caller's, whose msg_flags
- * it sets): moves the redirected queue into q, so that the call reaches
- * TCP's urgent byte instead of redirected bytes, and answers as TCP does
- * (never blocking, EINVAL without urgent data). While q then holds bytes,
- * SO_OOBINLINE is on for the kernel only (rxq.c says why).
- */
-ssize_t fl_rxq_recv_oob(int fd, struct fl_rxq *q, struct msghdr *msg, int flags);
+/* Moves the redirected queue's bytes into q (they are older than anything
+ * in TCP's queue). 0, or -1 (out of memory, or the kernel's error). */
+int fl_rxq_fill_locked(int fd, struct fl_rxq *q, const char *why);
+/* Appends n bytes (false: out of memory, nothing appended). */
+bool fl_rxq_append_locked(struct fl_rxq *q, const void *p, size_t n);
+/* Drops the n oldest held bytes; true if that emptied q. */
+bool fl_rxq_drop_locked(struct fl_rxq *q, size_t n);
+/* n bytes were read: the emulated peek offset moves back by as much. */
+void fl_rxq_read_done_locked(struct fl_rxq *q, size_t n);
+/* SO_OOBINLINE of fd for the kernel (errno kept). */
+void fl_rxq_set_inline(int fd, int on);
+/* The held bytes are gone (or the socket is being read through the kernel
+ * again): SO_OOBINLINE goes back to what the application has. */
+void fl_rxq_unforce_locked(int fd, struct fl_rxq *q);
 
 /* SO_OOBINLINE while the shim holds it on: getsockopt reads 0 (forced),
  * and the application's setsockopt is taken here (true: handled). */

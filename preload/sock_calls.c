@@ -12,15 +12,18 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/close_range.h>
 
 #include "calls.h"
-#include "compat.h"
+#include "config.h"
 #include "enroll.h"
 #include "fdtable.h"
+#include "holders.h"
 #include "libc.h"
 #include "local_addr.h"
+#include "log.h"
 #include "own_fds.h"
 #include "rxq.h"
 #include "slot.h"
@@ -97,6 +100,29 @@ int fl_accept(int fd, struct sockaddr *addr, socklen_t *len)
 	return fl_accept4(fd, addr, len, 0);
 }
 
+/* close() of the last copy of a socket with redirected bytes unread
+ * (docs/kernel.md#loss): TCP would reset the connection; arranges for
+ * close() to do so. */
+static void fl_close_reset_if_unread(int fd, struct fl_fd *e)
+{
+	struct linger lg = { 1, 0 };
+	int redirected = 0, saved = errno;
+
+	if (!fl_compat_on() || !e->tx || !fl_tx_last_copy(e->tx) || fl_slot_left(e->slot))
+		return;
+	/* Bytes left in TCP's queue make TCP reset the connection itself;
+	 * bytes left in the redirected queue would just vanish, and the peer
+	 * would never learn (docs/kernel.md#loss). A zero linger makes the
+	 * close a reset, but only the last close of the socket is one:
+	 * another process that holds it (a fork) may still read them. */
+	if (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0 && fl_holders_others(fd) == 0) {
+		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		fl_debug("fd %d closed with %d redirected bytes unread: resetting, as TCP does",
+			 fd, redirected);
+	}
+	errno = saved;
+}
+
 int fl_close(int fd, int (*real)(int))
 {
 	struct fl_fd *e;
@@ -112,7 +138,7 @@ int fl_close(int fd, int (*real)(int))
 	 * dies and sockops frees its slot (docs/kernel.md#loss). */
 	e = fl_fd_peek(fd);
 	if (fl_fd_state(e) == FL_FD_ENROLLED)
-		fl_compat_before_close(fd, e);
+		fl_close_reset_if_unread(fd, e);
 	fl_fd_clear(fd);
 	return real(fd);
 }

@@ -13,11 +13,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "compat.h"
 #include "init_hooks.h"
+#include "reset.h"
 #include "libc.h"
 #include "log.h"
 #include "own_fds.h"
+#include "rx_retry.h"
 #include "rxq.h"
 #include "signals.h"
 
@@ -285,8 +286,8 @@ static void fl_consume(int fd, void *buf, size_t n)
 	}
 }
 
-ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
-			    unsigned int flags)
+ssize_t fl_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
+		     unsigned int flags)
 {
 	uint8_t buf[FL_SPLICE_CHUNK];
 	struct fl_retry start;
@@ -302,7 +303,7 @@ ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
 	sfl = libc_fcntl(fd_in, F_GETFL, NULL);
 	sock_nb = sfl >= 0 && (sfl & O_NONBLOCK);
 	n = len < sizeof(buf) ? len : sizeof(buf);
-	fl_retry_init(&start);
+	fl_rx_retry_init(&start);
 	for (;;) {
 		if (fl_pipe_wait_room(fd_out, pipe_nb))
 			return -1;
@@ -323,9 +324,9 @@ ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
 		do
 			r = libc_recv(fd_in, buf, n, MSG_PEEK | (sock_nb ? MSG_DONTWAIT : 0));
 		while (r < 0 && errno == EAGAIN && !sock_nb &&
-		       fl_compat_retry_eagain(fd_in, 0, &start));
+		       fl_rx_retry_eagain(fd_in, 0, &start));
 		if (r < 0)
-			fl_compat_after_reset(fd_in, r); /* reported once, as TCP does */
+			fl_reset_report_once(fd_in, r); /* reported once, as TCP does */
 		if (r <= 0)
 			return r;
 		m = fl_pipe_put(&fd_out, buf, (size_t)r);

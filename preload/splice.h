@@ -45,7 +45,7 @@ bool fl_splice_reads(const off_t *off_in, int fd_out, const off_t *off_out, size
  * Returns what splice would return; the bytes returned were consumed from
  * the socket (or q) and are in the pipe, no more and no fewer.
  */
-ssize_t fl_compat_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
-			    unsigned int flags);
+ssize_t fl_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
+		     unsigned int flags);
 
 #endif

@@ -33,8 +33,6 @@ static bool fl_still_ours(int fd, uint32_t slot)
 
 #define FL_HOLD_MAX_NS     (50 * 1000000LL)
 #define FL_HOLD_STALL_NS   (5 * 1000000LL)
-#define FL_HOLD_GAP_MIN_US 1000u
-#define FL_HOLD_GAP_MAX_US 1000000u
 
 /* The gate-reopening hold (throttle.h). Costs nothing unless the gate
  * alone keeps the socket on TCP: then a clock read, and a fcntl before it
@@ -77,8 +75,7 @@ static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 		fl_ustat_add(FL_USTAT_GATE_HOLDS_OPENED, 1);
 		h->gap_us = 0;
 	} else {
-		h->gap_us = !h->gap_us ? FL_HOLD_GAP_MIN_US :
-			    h->gap_us >= FL_HOLD_GAP_MAX_US / 2 ? FL_HOLD_GAP_MAX_US : h->gap_us * 2;
+		h->gap_us = fl_hold_gap_next(h->gap_us);
 		h->at_us = (uint32_t)(fl_clock_ns(CLOCK_MONOTONIC) / 1000) + h->gap_us;
 	}
 out:
@@ -98,7 +95,7 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 		return 0;
 	fl_gate_hold(fd, slot, flags, hold);
 	unread = fl_slot_peer_unread(slot, &budget, &redirecting);
-	if (!redirecting || !unread || unread + len <= budget)
+	if (!fl_throttle_needed(redirecting, unread, len, budget))
 		return 0;
 	saved = errno;
 	if (libc_fcntl(fd, F_GETFL, NULL) & O_NONBLOCK)
@@ -107,9 +104,7 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 		r = -1;
 		goto out;
 	}
-	/* Hysteresis: wait until half the budget is free (or all of it for a
-	 * write larger than half), so that writers wait rarely, not per write. */
-	target = len <= budget / 2 ? budget / 2 : len < budget ? budget - len : 0;
+	target = fl_throttle_target(len, budget); /* hysteresis (throttle.h) */
 	fl_ustat_add(FL_USTAT_THROTTLED, 1);
 	deadline = fl_clock_ns(CLOCK_MONOTONIC) + FL_THROTTLE_MAX_NS;
 	while (unread > target && redirecting) {

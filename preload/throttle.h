@@ -10,6 +10,7 @@
 #ifndef FL_THROTTLE_H
 #define FL_THROTTLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,5 +34,35 @@ struct fl_hold {
 /* Waits if it should. Returns 0, or -1 if fd no longer names the socket
  * that owns slot (its entry is stale: the caller forgets it). */
 int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold);
+
+/* ----------------------------------------------- the decisions, pure
+ * (test/unit/throttle.c) */
+
+/* A write of len bytes waits when the peer's redirected bytes unread
+ * would then pass its budget (only while the direction is redirected). */
+static inline bool fl_throttle_needed(bool redirecting, uint64_t unread, size_t len,
+				      uint32_t budget)
+{
+	return redirecting && unread && unread + len > budget;
+}
+
+/* Hysteresis: wait until half the budget is free (or all of it for a
+ * write larger than half), so that writers wait rarely, not per write.
+ * The wait ends once unread is at most this. */
+static inline uint64_t fl_throttle_target(size_t len, uint32_t budget)
+{
+	return len <= budget / 2 ? budget / 2 : len < budget ? budget - len : 0;
+}
+
+#define FL_HOLD_GAP_MIN_US 1000u
+#define FL_HOLD_GAP_MAX_US 1000000u
+
+/* The wait after a gate-reopening hold that failed, given the last one
+ * (0: none failed yet): 1 ms, doubling up to 1 s. */
+static inline uint32_t fl_hold_gap_next(uint32_t gap_us)
+{
+	return !gap_us ? FL_HOLD_GAP_MIN_US :
+	       gap_us >= FL_HOLD_GAP_MAX_US / 2 ? FL_HOLD_GAP_MAX_US : gap_us * 2;
+}
 
 #endif

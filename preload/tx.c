@@ -12,7 +12,9 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 
+#include "clock.h"
 #include "config.h"
+#include "fdtable.h"
 #include "flusher.h"
 #include "init_hooks.h"
 #include "libc.h"
@@ -20,20 +22,12 @@
 #include "maps.h"
 #include "slot.h"
 #include "throttle.h"
+#include "tx_policy.h"
 
-#define FL_TXF_NODELAY (1u << 0)
-#define FL_TXF_CORK    (1u << 1)
-#define FL_TXF_MORE    (1u << 2) /* the last write had MSG_MORE */
-#define FL_TXF_THROUGH (1u << 3) /* never hold: writes also bypass the shim */
-
-#define FL_CORK_CEILING_NS (200 * 1000000LL) /* Linux's TCP_CORK ceiling */
 /* How often the flusher thread looks whether the reader of bytes held
  * under TCP_NODELAY has caught up (fl_tx_try_flush). */
 #define FL_CATCHUP_POLL_NS (20 * 1000LL)
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
-/* A write this large already amortises the cost of one redirected message;
- * copying it into the buffer would only add a copy (measured: bench/). */
-#define FL_LARGE_WRITE (32u << 10)
 
 struct fl_tx {
 	pthread_mutex_t lock;   /* guards everything below but refs and links */
@@ -71,20 +65,10 @@ static pthread_mutex_t fl_pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_tx *fl_pending;
 int fl_tx_pending_sockets;
 
-static int64_t fl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* How long buffered bytes may wait: corked (TCP_CORK, or a MSG_MORE still
- * waiting for its next write) as long as Linux lets a cork hold data. */
+/* How long buffered bytes may wait (tx_policy.h). */
 static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
 {
-	return (tx->flags & (FL_TXF_CORK | FL_TXF_MORE)) ? FL_CORK_CEILING_NS :
-							   (int64_t)fl_config()->flush_usec * 1000;
+	return fl_txp_delay_ns(tx->flags, fl_config()->flush_usec);
 }
 
 /* ------------------------------------------------------------- Nagle */
@@ -108,7 +92,7 @@ static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
 #define FL_NAGLE_MIN_LEN 4097
 #define FL_NAGLE_MAX_LEN (96u << 10)
 
-int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
+static int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
 {
 	uint32_t f;
 
@@ -118,7 +102,7 @@ int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
 	return (f & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) ? 0 : MSG_MORE;
 }
 
-void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
+static void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
 {
 	struct fl_slot *s = fl_slot_at(tx->slot);
 	int off = 0, saved = errno;
@@ -130,7 +114,7 @@ void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
 	errno = saved;
 }
 
-bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
+static bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
 {
 	struct fl_slot *s = fl_slot_at(tx->slot);
 	int on = 1, saved = errno;
@@ -145,23 +129,13 @@ bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
 	return on;
 }
 
-void fl_tx_nagle_uncork(int fd)
+static void fl_tx_nagle_uncork(int fd)
 {
 	int off = 0, saved = errno;
 
 	libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
 	fl_ustat_add(FL_USTAT_NAGLE_PUSHES, 1);
 	errno = saved;
-}
-
-static size_t fl_iov_total(const struct iovec *iov, int iovcnt)
-{
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
-	return len;
 }
 
 /* sendmsg() of len bytes with Nagle's tail pushed as plain TCP would. */
@@ -174,13 +148,6 @@ static ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct ms
 	if (more && n > 0)
 		fl_tx_nagle_push(tx, fd);
 	return n;
-}
-
-ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags)
-{
-	/* The iovec is valid here: io.c passes refused ones to the kernel. */
-	return fl_tx_sendmsg_len(tx, fd, msg, flags,
-				 msg->msg_iov ? fl_iov_total(msg->msg_iov, (int)msg->msg_iovlen) : 0);
 }
 
 /* ------------------------------------------------------------- pool */
@@ -291,7 +258,7 @@ static void fl_tx_mark_pending(struct fl_tx *tx)
 {
 	bool was_listed;
 
-	__atomic_store_n(&tx->first_ns, fl_mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&tx->first_ns, fl_clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
 	__atomic_fetch_add(&fl_tx_pending_sockets, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&fl_pending_lock);
 	was_listed = tx->listed;
@@ -530,13 +497,12 @@ static bool fl_tx_peer_unread(struct fl_tx *tx)
 
 /*
  * Coalescing pays only on the redirect path with a reader that is busy.
- * The peer's counters sit on a cache line its reader keeps writing, so they
- * are looked at when a batch starts and then every 4 KiB buffered, not on
- * every small write.
+ * The peer's counters are looked at when a batch starts and then every
+ * 4 KiB buffered (fl_txp_peer_stale says why).
  */
 static bool fl_tx_peer_busy(struct fl_tx *tx)
 {
-	if (tx->len && tx->len - tx->checked_len < 4096)
+	if (!fl_txp_peer_stale(tx->len, tx->checked_len))
 		return tx->peer_busy;
 	tx->checked_len = tx->len;
 	tx->peer_busy = fl_tx_peer_unread(tx);
@@ -545,26 +511,32 @@ static bool fl_tx_peer_busy(struct fl_tx *tx)
 
 /* The application's call as it is, past the buffer (which is empty or not ours). */
 static ssize_t fl_tx_bypass(struct fl_tx *tx, int fd, const struct iovec *iov, int iovcnt,
-			    int flags, const struct msghdr *msg)
+			    size_t len, int flags, const struct msghdr *msg)
 {
 	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
 
-	return fl_tx_sendmsg(tx, fd, msg ? msg : &m, flags);
+	return fl_tx_sendmsg_len(tx, fd, msg ? msg : &m, flags, len);
 }
 
-ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
-		   int flags, const struct msghdr *msg)
+/*
+ * A write of an enrolled socket with batching: sends or buffers the iovec
+ * (len bytes) under the policy of tx.h (msg: sendmsg's header, else NULL;
+ * gen: the slot generation the fd entry recorded). Returns what the
+ * application's call returns (with errno set).
+ */
+static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov,
+			      int iovcnt, size_t len, int flags, const struct msghdr *msg)
 {
 	const uint32_t cap = fl_config()->flush_bytes;
-	size_t len = fl_iov_total(iov, iovcnt), took;
-	bool more = flags & MSG_MORE, hold, ends_more;
+	size_t took;
+	bool more = flags & MSG_MORE, hold;
 	ssize_t r;
 
 	pthread_mutex_lock(&tx->lock);
 	if (tx->gen != gen) {
 		/* The socket this fd named is gone (a close the shim missed). */
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	if (tx->err) {
 		int err = tx->err;
@@ -574,7 +546,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		 * with SIGPIPE as the application's flags ask. */
 		if (err == EPIPE || err == ECONNRESET) {
 			pthread_mutex_unlock(&tx->lock);
-			return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+			return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 		}
 		/* Another failure of a background flush: reported on the next
 		 * call, as TCP reports its asynchronous errors. */
@@ -587,7 +559,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 	 * TCP's. TCP pushes nothing for it either, MSG_MORE or not. */
 	if (!len) {
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	/* Bytes of another call always stay behind the buffer's. Out-of-band,
 	 * zero-copy and addressed sends are not ours to hold. */
@@ -598,18 +570,20 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		pthread_mutex_unlock(&tx->lock);
 		if (r)
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
-	/* The write that follows MSG_MORE ones sends them all, with itself. */
-	ends_more = !more && (tx->flags & FL_TXF_MORE);
-	/* Coalescing on our own initiative stops once another process may
-	 * write the socket too: its writes and that process's, ordered through
-	 * a pipe or shared memory, must reach the kernel in that order. What
-	 * the application asked to hold (TCP_CORK, MSG_MORE) is held anyway. */
-	hold = !(tx->flags & FL_TXF_THROUGH) && !ends_more &&
-	       (more || (tx->flags & FL_TXF_CORK) ||
-		(!tx->shared && len < FL_LARGE_WRITE && len < cap / 2 &&
-		 ((tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx))));
+	/* Held or not (tx_policy.h); the reader is looked at only when that
+	 * decides: under TCP_NODELAY on every write, else now and then. */
+	switch (fl_txp_hold(tx->flags, tx->shared, more, len, cap)) {
+	case FL_TXP_HOLD:
+		hold = true;
+		break;
+	case FL_TXP_IF_BUSY:
+		hold = (tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx);
+		break;
+	default:
+		hold = false;
+	}
 	if (!hold || tx->len + len > cap) {
 		/* Goes now: with what is buffered, in one call, in order. A batch
 		 * buffered through another fd number is checked to still be ours. */
@@ -617,13 +591,8 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 			fl_tx_fail(tx, EBADF);
 			tx->err = 0;
 		}
-		if (!hold || len >= FL_LARGE_WRITE || len >= cap / 2) {
-			/* Why the buffer goes: the reader is idle (the only
-			 * reason left when nothing else forbids holding). */
-			enum fl_ustat why = ends_more ? FL_USTAT_FLUSH_OPTION :
-				hold || more || (tx->flags & (FL_TXF_THROUGH | FL_TXF_CORK | FL_TXF_NODELAY)) ||
-				tx->shared || len >= FL_LARGE_WRITE || len >= cap / 2 ?
-				FL_USTAT_FLUSH_WRITE : FL_USTAT_FLUSH_READER_IDLE;
+		if (!hold || fl_txp_large(len, cap)) {
+			enum fl_ustat why = fl_txp_flush_why(tx->flags, tx->shared, more, hold, len, cap);
 
 			tx->flags &= ~FL_TXF_MORE;
 			r = fl_tx_through(tx, fd, iov, iovcnt, len, flags & ~MSG_MORE, msg, why);
@@ -643,7 +612,7 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
 		/* The fd no longer names our socket (closed behind the shim's
 		 * back and reused): this is not ours to buffer. */
 		pthread_mutex_unlock(&tx->lock);
-		return fl_tx_bypass(tx, fd, iov, iovcnt, flags, msg);
+		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	took = fl_tx_append(tx, iov, iovcnt, cap - tx->len);
 	tx->fd = fd;
@@ -678,8 +647,11 @@ ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *i
  */
 #define FL_SENDFILE_COPY_MAX FL_LARGE_WRITE
 
-ssize_t fl_tx_sendfile(struct fl_tx *tx, uint64_t gen, int fd, int in_fd, off_t *offset,
-		       size_t count, bool *took)
+/* sendfile() into the buffer when it holds bytes or is corked. *took: it
+ * was done here, and the return value is sendfile's; else the caller
+ * flushes and calls the kernel's. */
+static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int in_fd,
+				   off_t *offset, size_t count, bool *took)
 {
 	const uint32_t cap = fl_config()->flush_bytes;
 	bool corked;
@@ -910,7 +882,7 @@ static void fl_tx_flush_all_why(enum fl_ustat why)
 
 	if (!fl_tx_any_pending())
 		return;
-	now = fl_mono_ns();
+	now = fl_clock_ns(CLOCK_MONOTONIC);
 	n = fl_tx_snapshot(batch, 256);
 	for (i = 0; i < n; i++)
 		fl_tx_try_flush(batch[i], now, false, &next, why);
@@ -944,6 +916,98 @@ int64_t fl_tx_flush_expired(int64_t now_ns, bool *left)
 		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
 	*left = fl_tx_any_pending();
 	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
+}
+
+/* ------------------------------------------------------------- the send family */
+
+/* The application's call as it is, to the kernel. */
+static ssize_t fl_tx_syscall(int fd, const struct fl_tx_call *c)
+{
+	switch (c->kind) {
+	case FL_TX_SEND:
+		return libc_send(fd, c->iov[0].iov_base, c->len, c->flags);
+	case FL_TX_SENDTO:
+		return libc_sendto(fd, c->iov[0].iov_base, c->len, c->flags, c->addr, c->alen);
+	case FL_TX_SENDMSG:
+		return libc_sendmsg(fd, c->msg, c->flags);
+	case FL_TX_WRITE:
+		return libc_write(fd, c->iov[0].iov_base, c->len);
+	case FL_TX_WRITEV:
+		return libc_writev(fd, c->iov, c->iovcnt);
+	case FL_TX_SENDFILE:
+		return c->large ? libc_sendfile64(fd, c->in_fd, c->offset, c->len) :
+				  libc_sendfile(fd, c->in_fd, c->offset, c->len);
+	case FL_TX_SPLICE:
+		break;
+	}
+	return libc_splice(c->in_fd, c->off_in, fd, c->offset, c->len, c->splice_flags);
+}
+
+/* An enrolled socket's write with batching off: straight to the kernel,
+ * with Nagle's tail pushed as plain TCP would. */
+static ssize_t fl_tx_direct(const struct fl_tx *tx, int fd, const struct fl_tx_call *c)
+{
+	struct msghdr m = { .msg_iov = (struct iovec *)c->iov, .msg_iovlen = (size_t)c->iovcnt };
+
+	return fl_tx_sendmsg_len(tx, fd, c->msg ? c->msg : &m, c->flags, c->len);
+}
+
+/* sendfile() of an enrolled socket (fl_tx_sendfile_copy says why the
+ * buffer may take it). */
+static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t gen, int fd,
+			      const struct fl_tx_call *c)
+{
+	bool corked, took = false;
+	ssize_t n;
+
+	if (batch) {
+		n = fl_tx_sendfile_copy(batch, gen, fd, c->in_fd, c->offset, c->len, &took);
+		if (took)
+			return n;
+		fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
+	}
+	corked = tx && fl_tx_nagle_cork(tx, fd, c->len);
+	n = fl_tx_syscall(fd, c);
+	if (corked)
+		fl_tx_nagle_uncork(fd);
+	return n;
+}
+
+ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
+{
+	struct fl_tx *tx = e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL, *batch;
+
+	c->stale = false;
+	/* Without a send buffer the throttle applies here, per write; with
+	 * one, where the buffer hands bytes to the kernel (fl_tx_push,
+	 * fl_tx_through). */
+	if (e && !tx && fl_throttle(fd, e->slot, c->len, c->flags, NULL) < 0) {
+		c->stale = true; /* the fd names another file now */
+		return fl_tx_syscall(fd, c);
+	}
+	batch = tx && fl_tx_batching(tx) ? tx : NULL;
+	switch (c->kind) {
+	case FL_TX_SENDTO:
+		/* On a connected TCP socket the address is ignored (or
+		 * refused): the call goes as it is, after what the buffer
+		 * holds. */
+		if (batch && c->addr)
+			fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE);
+		if (batch && !c->addr)
+			break;
+		return fl_tx_syscall(fd, c);
+	case FL_TX_SENDFILE:
+		return fl_tx_sendfile(batch, tx, e ? e->gen : 0, fd, c);
+	case FL_TX_SPLICE:
+		if (batch) /* the pipe's bytes go after the buffer's */
+			fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE);
+		return fl_tx_syscall(fd, c);
+	default:
+		if (batch)
+			break;
+		return tx ? fl_tx_direct(tx, fd, c) : fl_tx_syscall(fd, c);
+	}
+	return fl_tx_buffered(batch, e->gen, fd, c->iov, c->iovcnt, c->len, c->flags, c->msg);
 }
 
 /* fork(): every lock may be held by a thread that will not exist in the

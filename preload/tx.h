@@ -61,35 +61,41 @@ static inline bool fl_tx_batching(const struct fl_tx *tx)
 void fl_tx_hold(struct fl_tx *tx);
 void fl_tx_release(struct fl_tx *tx, int fd);
 
-/*
- * The write family on an enrolled socket with batching: sends or buffers
- * the iovec under the policy above (msg: sendmsg's header, else NULL; gen:
- * the slot generation the fd entry recorded). Returns what the
- * application's call returns (with errno set).
- */
-ssize_t fl_tx_send(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov, int iovcnt,
-		   int flags, const struct msghdr *msg);
+/* Which call of the write family, and its arguments. */
+enum fl_tx_kind {
+	FL_TX_SEND, FL_TX_SENDTO, FL_TX_SENDMSG, FL_TX_WRITE, FL_TX_WRITEV,
+	FL_TX_SENDFILE, FL_TX_SPLICE
+};
+
+struct fl_tx_call {
+	enum fl_tx_kind kind;
+	int flags;                    /* MSG_*; 0 for write, writev, sendfile, splice */
+	const struct iovec *iov;      /* the bytes (one iovec for send, sendto, write) */
+	int iovcnt;
+	size_t len;                   /* their sum, counted once by the caller */
+	const struct msghdr *msg;     /* SENDMSG: the application's header */
+	const struct sockaddr *addr;  /* SENDTO */
+	socklen_t alen;
+	int in_fd;                    /* SENDFILE, SPLICE: where the bytes come from */
+	off_t *offset;                /* SENDFILE: its offset; SPLICE: off_out */
+	int large;                    /* SENDFILE: sendfile64 */
+	off_t *off_in;                /* SPLICE */
+	unsigned int splice_flags;
+	bool stale;                   /* out: e no longer names fd's socket (the
+				       * caller forgets the fd's entry) */
+};
 
 /*
- * A multi-page write of an enrolled socket under Nagle (tx.c says why):
- * fl_tx_nagle_more gives the flag to add (MSG_MORE, or 0), and after the
- * call fl_tx_nagle_push pushes the tail if the verdict sent it over TCP.
- * fl_tx_sendmsg is sendmsg() with both, for writes that bypass the buffer.
+ * The write family on fd; e: its entry when it is enrolled, else NULL (the
+ * call goes to the kernel as it is). An enrolled socket's writes go through
+ * its send buffer under the policy above, unless batching is off (then
+ * straight to the kernel with Nagle's tail pushed as plain TCP would:
+ * tx.c, "Nagle"); a blocking writer a budget ahead of its reader waits
+ * (throttle.h). Returns what the application's call returns (with errno
+ * set).
  */
-int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags);
-void fl_tx_nagle_push(const struct fl_tx *tx, int fd);
-ssize_t fl_tx_sendmsg(const struct fl_tx *tx, int fd, const struct msghdr *msg, int flags);
-/* The same for a write that takes no flags (sendfile, splice into the
- * socket): corks the socket first when its last message went over TCP
- * (true: the caller uncorks after the call with fl_tx_nagle_uncork). */
-bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len);
-void fl_tx_nagle_uncork(int fd);
-
-/* sendfile() into the buffer when it holds bytes or is corked (tx.c says
- * why). *took: it was done here, and the return value is sendfile's;
- * else the caller flushes and calls the kernel's. */
-ssize_t fl_tx_sendfile(struct fl_tx *tx, uint64_t gen, int fd, int in_fd, off_t *offset,
-		       size_t count, bool *took);
+struct fl_fd;
+ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c);
 
 /* Flushes tx before a call that must see its bytes in the kernel first
  * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
