@@ -33,7 +33,9 @@ OPT       ?= -O2 -g
 # snprintf truncation of a message or path is handled where it matters (return
 # values are checked); the warning fires on every bounded error message.
 WARN      := -Wall -Wextra -Werror -Wno-format-truncation
-CPPFLAGS  += -D_GNU_SOURCE -Ibpf -I$(BUILD)
+# Includes name their folder: "common/key.h" (from the top) and
+# "rx/rxq.h" (a layer of preload/, docs/architecture.md).
+CPPFLAGS  += -D_GNU_SOURCE -I. -Ipreload -Ibpf -I$(BUILD)
 CFLAGS_ALL := $(OPT) $(WARN) -std=gnu11 $(SANFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
@@ -43,16 +45,20 @@ DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm 
 	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3 nftables \
 	systemd dpkg-dev debhelper lintian fakeroot
 
-SHIM_SRCS := $(wildcard preload/*.c)
-# Shared with the shim: the key (key.c) and same-host check (same_host.c),
+# The shim: its layers (preload/<layer>/, docs/architecture.md) and common/.
+# common/ is what the shim shares with the CLI and the broker:
+# the key (key.c) and same-host check (same_host.c),
 # the settings' evaluation (CONF_SHARED_SRCS, which the fuzzer also links)
 # and the reading of their file (conf_file.c), the map writes of an
 # enrollment, which "fastlocal daemon" does for unprivileged processes
 # (enroll_maps.c, enroll_core.c: the transaction and the drain check), and
 # the raw bpf(2) calls those use (bpf_sys.c).
-CONF_SHARED_SRCS := preload/conf.c preload/conf_value.c preload/conf_rules.c
-CLI_SRCS  := $(wildcard tools/*.c) preload/key.c preload/same_host.c preload/enroll_maps.c preload/enroll_core.c \
-	preload/bpf_sys.c $(CONF_SHARED_SRCS) preload/conf_file.c
+COMMON_SRCS := $(wildcard common/*.c)
+COMMON_HDRS := $(wildcard common/*.h)
+SHIM_SRCS := $(wildcard preload/*/*.c) $(COMMON_SRCS)
+SHIM_HDRS := $(wildcard preload/*/*.h) $(COMMON_HDRS)
+CONF_SHARED_SRCS := common/conf.c common/conf_value.c common/conf_rules.c
+CLI_SRCS  := $(wildcard tools/*.c) $(COMMON_SRCS)
 UNIT_SRCS := $(wildcard test/unit/*.c)
 IT_SRCS   := $(wildcard test/integration/*.c)
 TESTLIB_SRCS := $(wildcard test/lib/*.c)
@@ -110,41 +116,45 @@ $(SKEL): $(BPFOBJ)
 # One object a source, so that before the link preload/check_boundary.sh can
 # tell which file calls an interposed function directly instead of through
 # its libc_<fn> trampoline; shim.c defines the exported forwarders and is
-# the one object allowed to (docs/design.md, "the sealed boundary").
+# the one object allowed to (docs/design.md, "the sealed boundary"). Then
+# preload/check_layers.sh reads from the objects and the #include lines
+# that each file uses only its own layer and those below, with no loops
+# (docs/architecture.md).
 SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRCS))
-SHIM_FORWARDERS := $(BUILD)/obj/preload/shim.o
+SHIM_FORWARDERS := $(BUILD)/obj/preload/entry/shim.o
 SHIM_CFLAGS := $(CPPFLAGS) $(CFLAGS_ALL) -fPIC -fvisibility=hidden
 
-$(BUILD)/obj/preload/%.o: preload/%.c $(wildcard preload/*.h) bpf/fastlocal.h
+$(BUILD)/obj/%.o: %.c $(SHIM_HDRS) bpf/fastlocal.h
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c -o $@ $<
 
-$(SHIM): $(SHIM_OBJS) preload/exports.map preload/check_boundary.sh
+$(SHIM): $(SHIM_OBJS) preload/exports.map preload/check_boundary.sh preload/check_layers.sh
 	@mkdir -p $(@D)
 	preload/check_boundary.sh preload/exports.map $(SHIM_FORWARDERS) $(SHIM_OBJS)
+	preload/check_layers.sh $(BUILD)/obj $(SHIM_OBJS)
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -fvisibility=hidden \
 		-Wl,--version-script=preload/exports.map -Wl,-z,defs \
 		-o $@ $(SHIM_OBJS) $(LDFLAGS_ALL) -ldl -lpthread
 
 # ---------------------------------------------------------------- CLI
 # libbpf is linked statically so that the one binary carries program and loader.
-$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) preload/libc.h preload/kernel_compat.h preload/clock.h preload/conf.h preload/conf_file.h preload/conf_value.h preload/enroll_maps.h preload/broker_proto.h preload/same_host.h bpf/fastlocal.h $(SKEL)
+$(CLI): $(CLI_SRCS) $(wildcard tools/*.h) $(COMMON_HDRS) bpf/fastlocal.h $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -DFL_LIBDIR='"$(LIBDIR)"' -o $@ $(CLI_SRCS) \
 		$(LDFLAGS_ALL) -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz
 
-$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) preload/clock.h
+$(STREAM): bench/fl-stream.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) common/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
 
 # ---------------------------------------------------------------- tests
-$(BUILD)/test/unit_%: test/unit/%.c $(wildcard preload/*.h tools/*.h) $(SHIM_SRCS) $(CLI_SRCS)
+$(BUILD)/test/unit_%: test/unit/%.c $(SHIM_HDRS) $(wildcard tools/*.h) $(SHIM_SRCS) $(CLI_SRCS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ipreload -Itools $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcmocka -lbpf -lelf -lz -ldl -lpthread
+	$(CC) $(CPPFLAGS) -Itools $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcmocka -lbpf -lelf -lz -ldl -lpthread
 
-$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h preload/kernel_compat.h \
-		preload/clock.h
+$(BUILD)/test/%: test/integration/%.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) bpf/fastlocal.h common/kernel_compat.h \
+		common/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -159,7 +169,7 @@ $(BUILD)/conformance: $(CONF_SRCS) $(wildcard test/conformance/*.h)
 # (test/integration/conf_fuzz.sh); "make fuzz" runs it for FUZZ_SECONDS.
 FUZZ_SECONDS ?= 600
 CONF_FUZZ := $(BUILD)/conf_fuzz
-$(CONF_FUZZ): test/fuzz/conf_fuzz.c $(CONF_SHARED_SRCS) preload/conf.h preload/conf_value.h bpf/fastlocal.h
+$(CONF_FUZZ): test/fuzz/conf_fuzz.c $(CONF_SHARED_SRCS) common/conf.h common/conf_value.h bpf/fastlocal.h
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(CONF_SHARED_SRCS)
@@ -203,7 +213,7 @@ bench: deps
 		echo "bench/apps/run.sh $(BUILD) $$q"; bench/apps/run.sh $(BUILD) $$q; \
 	fi
 
-$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) preload/clock.h
+$(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) common/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itest/lib $(CFLAGS_ALL) -o $@ $< $(TESTLIB_SRCS) $(LDFLAGS_ALL) \
 		-lbpf -lelf -lz -ldl -lpthread
@@ -211,14 +221,14 @@ $(BUILD)/fl-xfer: bench/fl-xfer.c $(TESTLIB_SRCS) $(wildcard test/lib/*.h) prelo
 # One binary, one workload a file: stream and ping-pong (fl-bench.c),
 # request/response over N connections (fl-rr.c), connection churn (fl-churn.c).
 FL_BENCH_SRCS := bench/fl-bench.c bench/fl-common.c bench/fl-rr.c bench/fl-churn.c
-$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h preload/clock.h
+$(BUILD)/fl-bench: $(FL_BENCH_SRCS) bench/fl-common.h common/clock.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $(FL_BENCH_SRCS) $(LDFLAGS_ALL) -lpthread
 
 # The fd table against uthash, the other candidate the design considered.
-$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/fdtable.c preload/fdtable.h preload/clock.h
+$(BUILD)/fdtable_lookup: bench/fdtable_lookup.c preload/socket/fdtable.c preload/socket/fdtable.h common/clock.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< preload/fdtable.c $(LDFLAGS_ALL)
+	$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -o $@ $< preload/socket/fdtable.c $(LDFLAGS_ALL)
 
 # ---------------------------------------------------------------- install
 # "fastlocal bench" finds its harness and fl-bench in $(LIBDIR)/fastlocal/bench.

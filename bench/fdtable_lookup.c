@@ -10,8 +10,8 @@
 #include <time.h>
 #include <uthash.h>
 
-#include "../preload/clock.h"
-#include "../preload/fdtable.h"
+#include "../common/clock.h"
+#include "../preload/socket/fdtable.h"
 
 /* The fd table hands enrolled fds to the send buffers; none here. */
 void fl_tx_hold(struct fl_tx *tx);

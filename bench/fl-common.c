@@ -8,7 +8,7 @@
  * two, so a lost, duplicated or shifted byte breaks a memcmp against it.
  */
 #include "fl-common.h"
-#include "../preload/clock.h"
+#include "../common/clock.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -295,7 +295,7 @@ enum fl_ustat {
 	FL_USTAT_SENDFILE_COPIED = 33,   /* sendfile() ranges read into the send buffer, to reach
 					  * the reader with the bytes it held as one message */
 	FL_USTAT_UNPAIRED_LEFT = 34,     /* of FL_USTAT_UNENROLLED: those whose peer the verdict
-					  * never found (preload/unpaired.c: it never enrolled) */
+					  * never found (preload/enroll/unpaired.c: it never enrolled) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

@@ -7,7 +7,7 @@
 #
 # Inside the shim an interposed function (every name in exports.map except
 # fastlocal_*) is called only through its libc_<fn> trampoline
-# (preload/libc.h): a plain call would resolve to the shim's own export and
+# (preload/base/libc.h): a plain call would resolve to the shim's own export and
 # run the shim's logic a second time on its own fd. So no object may leave
 # such a name undefined, except FORWARDERS_OBJ, the one that defines the
 # exported forwarders (shim.c). Fortified and large-file variants
@@ -40,7 +40,7 @@ for obj in "$@"; do
 			__*_chk) fn=${fn#__}; fn=${fn%_chk} ;;
 			fcntl64|sendfile64) fn=${fn%64} ;;
 			esac
-			echo "check_boundary: $obj calls the interposed $sym: call libc_$fn instead (preload/libc.h)" >&2
+			echo "check_boundary: $obj calls the interposed $sym: call libc_$fn instead (preload/base/libc.h)" >&2
 			bad=1
 		done
 	done

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 
 #include "cli.h"
-#include "../preload/clock.h"
+#include "../common/clock.h"
 
 /* Connections accepted and not yet answered, at most; when full, the oldest
  * is dropped for the newest (its caller stays on TCP). */

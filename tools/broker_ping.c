@@ -9,7 +9,7 @@
 #include <sys/un.h>
 
 #include "fastlocal.h"
-#include "../preload/broker_proto.h"
+#include "../common/broker_proto.h"
 
 bool fl_broker_ping(const char *path, __u32 *domains)
 {

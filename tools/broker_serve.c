@@ -12,9 +12,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "../preload/broker_proto.h"
-#include "../preload/enroll_core.h"
-#include "../preload/kernel_compat.h"
+#include "../common/broker_proto.h"
+#include "../common/enroll_core.h"
+#include "../common/kernel_compat.h"
 
 #define FL_MAX_FDS 4 /* a request carries one; more are closed and refused */
 
@@ -343,7 +343,7 @@ void fl_broker_serve(struct fl_broker *b, int conn)
 	rep.err = -r;
 	/* IMPORTANT: our copies of the caller's socket go before the reply:
 	 * the caller counts who holds its socket once it has the answer
-	 * (preload/holders.h), and must not count us. */
+	 * (preload/kernel/holders.h), and must not count us. */
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	fl_reply(conn, &rep, r ? -1 : send_fd);

@@ -2,14 +2,14 @@
 /*
  * broker_serve.h - what "fastlocal daemon" does for one request: check the
  * caller and the socket it passed, then do what a root shim does with the
- * maps (preload/enroll_maps.c), and answer with an errno.
+ * maps (common/enroll_maps.c), and answer with an errno.
  */
 #ifndef FL_BROKER_SERVE_H
 #define FL_BROKER_SERVE_H
 
 #include <stddef.h>
 
-#include "../preload/enroll_maps.h"
+#include "../common/enroll_maps.h"
 #include "broker_domains.h"
 #include "pins.h"
 

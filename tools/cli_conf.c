@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* cli_conf.c - the shim's settings as the CLI sees them (preload/conf.c). */
+/* cli_conf.c - the shim's settings as the CLI sees them (common/conf.c). */
 #include "cli_conf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../preload/conf_file.h"
+#include "../common/conf_file.h"
 
 /* Owned by fl_cli_conf_eval (the CLI is one thread): the file's bytes, read
- * as the shim reads them (preload/conf_file.c). */
+ * as the shim reads them (common/conf_file.c). */
 static char fl_cfg_file_buf[FL_CONF_FILE_MAX];
 
 static const char *fl_cfg_getenv(const char *name, void *ctx)

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "../preload/conf.h"
+#include "../common/conf.h"
 
 /* Evaluates the settings exactly as a process started from this environment
  * would: $FASTLOCAL_CONF or /etc/fastlocal.conf, then the environment.

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../preload/broker_proto.h"
+#include "../common/broker_proto.h"
 
 int fl_cli_parse(int argc, char **argv, const char *help, unsigned accept,
 		 struct fl_cli_opts *o)

@@ -2,7 +2,7 @@
 /*
  * cmd_config.c - "fastlocal config [--json] [--cmd NAME]": every setting, its
  * effective value and where it came from, evaluated by the shim's own code
- * (preload/conf.c) in this environment.
+ * (common/conf.c) in this environment.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../preload/conf.h"
+#include "../common/conf.h"
 #include "cli.h"
 #include "cli_conf.h"
 #include "json.h"

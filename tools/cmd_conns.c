@@ -5,7 +5,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-#include "../preload/key.h"
+#include "../common/key.h"
 #include "cli.h"
 #include "cli_opts.h"
 #include "conns.h"

@@ -20,7 +20,7 @@
 
 #include "cli.h"
 #include "cli_opts.h"
-#include "../preload/clock.h"
+#include "../common/clock.h"
 #include "conns.h"
 #include "counters.h"
 #include "fmt.h"

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
-#include "../preload/key.h"
+#include "../common/key.h"
 #include "counters.h"
 #include "slot_view.h"
 

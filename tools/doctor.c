@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "broker_ping.h"
-#include "../preload/broker_proto.h"
+#include "../common/broker_proto.h"
 #include "cli_conf.h"
 #include "exe_check.h"
 #include "object_id.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fmt.c - numbers for people: sizes, rates and durations. */
 #include "fmt.h"
-#include "../preload/clock.h"
+#include "../common/clock.h"
 
 #include <stdio.h>
 #include <time.h>

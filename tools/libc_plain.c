@@ -4,10 +4,10 @@
  * CLI.
  *
  * Files shared with the shim (enroll_maps.c, conf_file.c) call interposed functions only
- * through libc_<fn> (preload/libc.h), which in the shim skip its own
+ * through libc_<fn> (common/libc_calls.h), which in the shim skip its own
  * exports. The CLI interposes nothing, so here each is the plain call.
  */
-#include "../preload/libc.h"
+#include "../common/libc_calls.h"
 
 #include <unistd.h>
 

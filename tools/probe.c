@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../preload/kernel_compat.h"
+#include "../common/kernel_compat.h"
 
 #define FL_NR_INSNS(p) (sizeof(p) / sizeof((p)[0]))
 

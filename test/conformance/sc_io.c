@@ -1503,7 +1503,7 @@ static void sc_want_sendfile(struct sc_want *w, int c, int f, off_t *pos, size_t
 
 /*
  * sendfile() of small ranges while the socket is corked or holds bytes (the
- * shim reads such a range into its send buffer: preload/tx.c): a web
+ * shim reads such a range into its send buffer: preload/tx/tx.c): a web
  * server's headers under TCP_CORK and its body by sendfile, the same after
  * a MSG_MORE send, a NULL offset (the file position moves), a count of 0,
  * a range past the end, and input fds that cannot be read at an offset (a

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * conf_fuzz.c - libFuzzer target for the configuration parser (preload/conf.c,
+ * conf_fuzz.c - libFuzzer target for the configuration parser (common/conf.c,
  * conf_value.c, conf_rules.c), the code every host program runs on
  * /etc/fastlocal.conf and its FASTLOCAL_* variables.
  *
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/conf.h"
+#include "../../common/conf.h"
 
 struct fl_fuzz_env {
 	const char *value; /* every variable's value, or NULL: none set */

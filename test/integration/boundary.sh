@@ -8,7 +8,9 @@
 
 CHECK=$FL_TEST_TOP/preload/check_boundary.sh
 MAP=$FL_TEST_TOP/preload/exports.map
-OBJ=$FL_TEST_BUILD/obj/preload
+OBJ=$FL_TEST_BUILD/obj
+SHIM_O=$OBJ/preload/entry/shim.o
+IO_O=$OBJ/preload/entry/io.o
 W=$(mktemp -d /tmp/fl-boundary-XXXXXX)
 trap 'rm -rf "$T_TMP" "$W"' EXIT
 
@@ -20,47 +22,47 @@ bad_object() {
 }
 
 real_objects_pass() {
-	set -- "$OBJ"/*.o
+	set -- "$OBJ"/preload/*/*.o "$OBJ"/common/*.o
 	[ "$#" -gt 20 ] || t_fail "only $# objects in $OBJ (built with make test-build?)" || return 1
-	[ -f "$OBJ/shim.o" ] || t_fail "no $OBJ/shim.o" || return 1
-	t_expect_rc 0 "$CHECK" "$MAP" "$OBJ/shim.o" "$@" || return 1
+	[ -f "$SHIM_O" ] || t_fail "no $SHIM_O" || return 1
+	t_expect_rc 0 "$CHECK" "$MAP" "$SHIM_O" "$@" || return 1
 	echo "  $# objects checked"
 }
 
 getsockopt_call_fails() {
 	bad_object getsockopt 'int v; socklen_t l = sizeof(v); return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l)' ||
 		return 1
-	t_expect_rc 1 "$CHECK" "$MAP" "$OBJ/shim.o" "$OBJ/io.o" "$W/getsockopt.o" || return 1
+	t_expect_rc 1 "$CHECK" "$MAP" "$SHIM_O" "$IO_O" "$W/getsockopt.o" || return 1
 	t_err_has "$W/getsockopt.o calls the interposed getsockopt: call libc_getsockopt instead" || return 1
 	t_err_one_line
 }
 
 poll_call_fails() {
 	bad_object poll 'struct pollfd p = { .fd = fd, .events = POLLIN }; return poll(&p, 1, 0)' || return 1
-	t_expect_rc 1 "$CHECK" "$MAP" "$OBJ/shim.o" "$W/poll.o" || return 1
+	t_expect_rc 1 "$CHECK" "$MAP" "$SHIM_O" "$W/poll.o" || return 1
 	t_err_has "$W/poll.o calls the interposed poll: call libc_poll instead" || return 1
 	t_err_one_line
 }
 
 fortified_read_names_the_plain_trampoline() {
 	bad_object read_chk 'extern ssize_t __read_chk(int, void *, size_t, size_t); char b[4]; return (int)__read_chk(fd, b, 4, sizeof(b))' || return 1
-	t_expect_rc 1 "$CHECK" "$MAP" "$OBJ/shim.o" "$W/read_chk.o" || return 1
+	t_expect_rc 1 "$CHECK" "$MAP" "$SHIM_O" "$W/read_chk.o" || return 1
 	t_err_has "$W/read_chk.o calls the interposed __read_chk: call libc_read instead"
 }
 
 forwarders_object_is_allowed() {
-	nm -u "$OBJ/shim.o" | grep -qw getsockopt ||
-		nm --defined-only "$OBJ/shim.o" | grep -qw getsockopt ||
+	nm -u "$SHIM_O" | grep -qw getsockopt ||
+		nm --defined-only "$SHIM_O" | grep -qw getsockopt ||
 		t_fail "shim.o neither defines nor calls getsockopt: is it still the forwarders' object?" ||
 		return 1
 	bad_object fwd 'int v; socklen_t l = sizeof(v); return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l)' ||
 		return 1
-	t_expect_rc 0 "$CHECK" "$MAP" "$W/fwd.o" "$OBJ/io.o" "$W/fwd.o"
+	t_expect_rc 0 "$CHECK" "$MAP" "$W/fwd.o" "$IO_O" "$W/fwd.o"
 }
 
 fastlocal_api_is_not_interposed() {
 	bad_object api 'extern int fastlocal_enabled(int); return fastlocal_enabled(fd)' || return 1
-	t_expect_rc 0 "$CHECK" "$MAP" "$OBJ/shim.o" "$W/api.o"
+	t_expect_rc 0 "$CHECK" "$MAP" "$SHIM_O" "$W/api.o"
 }
 
 # A copy of the tree whose objects are those already built (cp -p keeps
@@ -70,7 +72,7 @@ copy_tree() {
 	san=0
 	[ "$(basename "$FL_TEST_BUILD")" = build-san ] && san=1
 	mkdir -p "$W/src/out" &&
-		cp -rp "$FL_TEST_TOP/Makefile" "$FL_TEST_TOP/bpf" "$FL_TEST_TOP/preload" "$W/src/" &&
+		cp -rp "$FL_TEST_TOP/Makefile" "$FL_TEST_TOP/bpf" "$FL_TEST_TOP/preload" "$FL_TEST_TOP/common" "$W/src/" &&
 		cp -rp "$FL_TEST_BUILD/obj" "$W/src/out/" || t_fail "cannot copy the tree to $W/src"
 }
 
@@ -83,9 +85,9 @@ shim_rule_links_clean_objects() {
 shim_rule_runs_the_check() {
 	rm -f "$W/src/out/libfastlocal.so"
 	printf '#include <sys/socket.h>\nint fl_zz_bad(int fd)\n{\n\tint v;\n\tsocklen_t l = sizeof(v);\n\n\treturn getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l);\n}\n' \
-		>"$W/src/preload/zz_bad.c"
+		>"$W/src/preload/tx/zz_bad.c"
 	t_expect_rc 2 make -s -C "$W/src" SAN=$san BUILD=out out/libfastlocal.so || return 1
-	t_err_has "out/obj/preload/zz_bad.o calls the interposed getsockopt: call libc_getsockopt instead" ||
+	t_err_has "out/obj/preload/tx/zz_bad.o calls the interposed getsockopt: call libc_getsockopt instead" ||
 		return 1
 	[ ! -e "$W/src/out/libfastlocal.so" ] || t_fail "the shim was linked despite the failed check"
 }

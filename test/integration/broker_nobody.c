@@ -43,7 +43,7 @@
 #include "fltest.h"
 #include "fltest_broker.h"
 #include "fastlocal.h"
-#include "../../preload/broker_proto.h"
+#include "../../common/broker_proto.h"
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)
@@ -256,7 +256,7 @@ static int fl_child_echo(void)
 }
 
 /* pausing PORT: 64 lockstep echo rounds of 64 KiB, each checked, with a
- * pause longer than the shim's grace for a missing peer (preload/unpaired.c)
+ * pause longer than the shim's grace for a missing peer (preload/enroll/unpaired.c)
  * halfway, so that this end leaves the sockhash before the second half. */
 static int fl_child_pausing(const char *port)
 {

@@ -54,7 +54,7 @@
 #include "fltest.h"
 #include "fltest_broker.h"
 #include "fltest_netns.h"
-#include "../../preload/kernel_compat.h"
+#include "../../common/kernel_compat.h"
 
 #define MiB (1024ULL * 1024ULL)
 #define FL_CT_BYTES (8 * MiB) /* per direction */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * drain_check.c - the drain check (preload/enroll_core.h) through both
+ * drain_check.c - the drain check (common/enroll_core.h) through both
  * enrollment back-ends: a socket leaves the sockhash only once everything
  * its peer sent has been read (docs/kernel.md#loss), whether the shim
  * removes it itself (root: the direct back-end) or asks "fastlocal daemon"

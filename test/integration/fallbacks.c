@@ -38,7 +38,7 @@
 #include "fastlocal.h"
 #include "fltest.h"
 #include "fltest_netns.h"
-#include "../../preload/kernel_compat.h"
+#include "../../common/kernel_compat.h"
 
 #define MiB (1024ULL * 1024ULL)
 
@@ -586,7 +586,7 @@ static int test_key_taken_eexist(void)
 }
 
 /* Refusals no healthy machine gives on demand (ENOMEM; E2BIG, counted as
- * other), injected into the shim's insert (preload/fault.h). */
+ * other), injected into the shim's insert (preload/base/fault.h). */
 static int test_injected_insert_errors(void)
 {
 	static const struct {

@@ -13,7 +13,7 @@
  * Run with the default threshold and with FASTLOCAL_ENROLL_AFTER=0.
  *
  * The server's end must then leave the sockhash, since its peer never
- * enrolls (preload/unpaired.c): counted once as "unpaired_left_total", with
+ * enrolls (preload/enroll/unpaired.c): counted once as "unpaired_left_total", with
  * every byte still exact. With the client under the shim too, both ends
  * stay, bytes are redirected, and nothing is counted there.
  */
@@ -62,7 +62,7 @@ static int fl_server(void)
 
 /* "client": ROUNDS lockstep rounds, each checked byte for byte, with a pause
  * halfway: a server end whose peer never enrolls leaves the sockhash only
- * once the peer has been missing for a while (preload/unpaired.c,
+ * once the peer has been missing for a while (preload/enroll/unpaired.c,
  * FL_UNPAIRED_GRACE_MS, 100 ms), so the second half is plain TCP. */
 #define PAUSE_US 300000
 static int fl_client(void)

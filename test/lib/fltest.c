@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fltest.c - helpers for fastlocal's integration tests and tools. */
 #include "fltest.h"
-#include "../../preload/clock.h"
+#include "../../common/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fltest_netns.c - running a test in a network namespace of its own. */
 #include "fltest_netns.h"
-#include "../../preload/clock.h"
+#include "../../common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

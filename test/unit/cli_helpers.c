@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "../../tools/preload_env.c"
-#include "../../preload/conf.c"
-#include "../../preload/conf_value.c"
-#include "../../preload/conf_rules.c"
-#include "../../preload/conf_file.c"
+#include "../../common/conf.c"
+#include "../../common/conf_value.c"
+#include "../../common/conf_rules.c"
+#include "../../common/conf_file.c"
 #include "../../tools/libc_plain.c"
 #include "../../tools/cli_conf.c"
 #include "../../tools/pin_dir.c"

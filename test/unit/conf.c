@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../preload/conf.c"
-#include "../../preload/conf_rules.c"
-#include "../../preload/conf_value.c"
+#include "../../common/conf.c"
+#include "../../common/conf_rules.c"
+#include "../../common/conf_value.c"
 
 struct env {
 	const char *names[8], *values[8];

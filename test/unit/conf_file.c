@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests of reading the settings file (preload/conf_file.c), which the
+/* Unit tests of reading the settings file (common/conf_file.c), which the
  * shim and the CLI share: which file, and what each outcome reports. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../preload/conf_file.c"
+#include "../../common/conf_file.c"
 
 /* Stand-in for the shim's trampoline: counts what the reader closes. */
 static int closes;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests: the fd table (preload/fdtable.c): lookups, copies (dup),
+/* Unit tests: the fd table (preload/socket/fdtable.c): lookups, copies (dup),
  * forgetting (close) and the retry backoff. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,28 +7,32 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../preload/fdtable.c"
+#include "../../preload/socket/fdtable.c"
 
-/* Stand-ins for the send buffer fdtable.c holds and releases (tx.h). */
+/* Stand-ins for the send layer's hooks: what fdtable.c asks it to do with
+ * a send buffer (fl_fd_set_tx_hooks, set by init.c in the shim). */
 static struct fl_tx *fake_tx = (struct fl_tx *)0x1000;
 static int tx_holds, tx_releases, tx_released_fd;
 
-void fl_tx_hold(struct fl_tx *tx)
+static void fake_hold(struct fl_tx *tx)
 {
 	assert_ptr_equal(tx, fake_tx);
 	tx_holds++;
 }
 
-void fl_tx_release(struct fl_tx *tx, int fd)
+static void fake_release(struct fl_tx *tx, int fd)
 {
 	assert_ptr_equal(tx, fake_tx);
 	tx_releases++;
 	tx_released_fd = fd;
 }
 
+static const struct fl_fd_tx_hooks fake_hooks = { .hold = fake_hold, .release = fake_release };
+
 static int reset(void **state)
 {
 	(void)state;
+	fl_fd_set_tx_hooks(&fake_hooks);
 	fl_fd_clear_range(0, FL_FD_MAX - 1);
 	tx_holds = tx_releases = 0;
 	tx_released_fd = -1;

@@ -14,7 +14,7 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 
-#include "../../preload/key.c"
+#include "../../common/key.c"
 
 static struct sockaddr_storage v4(const char *ip, uint16_t port)
 {

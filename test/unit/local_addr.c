@@ -9,7 +9,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "../../preload/local_addr.c"
+#include "../../preload/enroll/local_addr.c"
 
 /* Stand-ins: the shim's trampolines and logging are not under test here. */
 ssize_t libc_send(int fd, const void *buf, size_t len, int flags)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests: the held receive bytes and the emulated SO_PEEK_OFF
- * (preload/rxq.c), with a fake kernel queue behind libc_ioctl/libc_recv. */
+ * (preload/rx/rxq.c), with a fake kernel queue behind libc_ioctl/libc_recv. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../preload/rxq.c"
+#include "../../preload/rx/rxq.c"
 
 /* The fake redirected queue fl_rxq_fill_locked reads, and the last
  * SO_OOBINLINE it set. */

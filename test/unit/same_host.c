@@ -13,8 +13,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "../../preload/key.c"
-#include "../../preload/same_host.c"
+#include "../../common/key.c"
+#include "../../common/same_host.c"
 
 /* A stand-in for the fl_established map: one key, one cookie. */
 static struct fl_key fake_key;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../preload/slot.c"
+#include "../../preload/kernel/slot.c"
 
 /* Stand-ins for the shim pieces slot.c uses. */
 static struct fl_maps fake_maps;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests: the throttle's decisions (preload/throttle.h). */
+/* Unit tests: the throttle's decisions (preload/tx/throttle.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../preload/throttle.h"
+#include "../../preload/tx/throttle.h"
 
 #define BUDGET 1000000u
 

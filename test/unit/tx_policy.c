@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests: the send buffer's hold and flush policy (preload/tx_policy.h). */
+/* Unit tests: the send buffer's hold and flush policy (preload/tx/tx_policy.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../../preload/tx_policy.h"
+#include "../../preload/tx/tx_policy.h"
 
 #define CAP (256u << 10) /* the default FASTLOCAL_FLUSH_BYTES */
 

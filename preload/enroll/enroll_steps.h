@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * enroll_steps.h - the steps enroll.c and both back-ends take
+ * (enroll_steps.c). Internal to enroll*.c; the shim's interface is enroll.h.
+ */
+#ifndef FL_ENROLL_STEPS_H
+#define FL_ENROLL_STEPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fastlocal.h"
+#include "common/enroll_maps.h"
+#include "kernel/maps.h"
+#include "socket/fdtable.h"
+
+
+/* One fallback: counted (counter < FL_USTAT__NR), logged at debug level;
+ * returns err. */
+int fl_enroll_fallback(int fd, int err, enum fl_ustat counter, const char *why);
+
+/* The receive budget of fd's slot. */
+uint32_t fl_enroll_budget(int fd, struct fl_fd *e);
+
+/* Records fd's slot and gen in the fd table, state ENROLLING. 0 or -ENOMEM. */
+int fl_enroll_record(int fd, uint32_t slot, uint64_t gen);
+
+/* fd joined the sockhash (inserted: by this call, not adopted): publishes
+ * ENROLLED, and RX_READY if nobody else holds it. */
+void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
+		      bool inserted, bool busy);
+
+/* The one debug line of an enrollment (st: NULL if the keys are not ours). */
+void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st, const char *how);
+
+/* Adopts fd, enrolled before with st's slot and cookie. */
+int fl_enroll_adopt_slot(int fd, const struct fl_sk *st);
+
+/* Someone else holds the socket: enrollment is put off (-EAGAIN). */
+int fl_enroll_put_off(int fd, struct fl_fd *e);
+
+/* Every fd of this process on slot (e's gen) forgets its socket. */
+void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot);
+
+
+/* Counts idx in the shared counters if this process writes them. */
+void fl_enroll_count(const struct fl_maps *m, enum fl_ustat idx);
+
+/* Waits a moment for this process's calls on e still inside the kernel to
+ * come out (e->inflight); true when none is left. */
+bool fl_enroll_drain(struct fl_fd *e);
+
+#endif

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * init.c - the shim's one constructor, one pthread_atfork and one destructor.
+ *
+ * Each file's start-up, fork and exit work is a hook (init_hooks.h) called
+ * from here, in the order written below, instead of a constructor or an
+ * atfork registration of its own, whose order would be the link order.
+ * docs/design.md, "Start-up and fork".
+ */
+#include <pthread.h>
+
+#include "base/init_hooks.h"
+#include "base/log.h"
+#include "socket/fdtable.h"
+#include "tx/tx.h"
+
+/*
+ * Before fork(), each file takes the locks its child hook needs. tx.c's
+ * hook first flushes every buffer, which runs the send path: that may count
+ * in the maps, log and wake the flusher, so it runs before the maps', the
+ * local addresses' and the flusher's locks are taken. Those three, and the
+ * internal pipe's lock (splice.c), are leaves: a holder takes no other lock
+ * of the shim's (it logs, lock-free, and registers own fds), so their order
+ * among themselves cannot deadlock. The order is the one the files'
+ * separate registrations had (pthread_atfork runs prepare handlers last
+ * registered first, the pipe's registered last, at its first use).
+ */
+static void fl_fork_prepare(void)
+{
+	fl_splice_fork_prepare();
+	fl_tx_fork_prepare();
+	fl_maps_fork_prepare();
+	fl_addr_fork_prepare();
+	fl_flusher_fork_prepare();
+}
+
+/* After fork(), the same in reverse: the last lock taken is released first. */
+static void fl_fork_parent(void)
+{
+	fl_flusher_fork_parent();
+	fl_addr_fork_release();
+	fl_maps_fork_release();
+	fl_tx_fork_parent();
+	fl_splice_fork_parent();
+}
+
+static void fl_fork_child(void)
+{
+	fl_flusher_fork_child();
+	fl_addr_fork_release();
+	fl_maps_fork_release();
+	fl_tx_fork_child();
+	fl_splice_fork_child();
+}
+
+/*
+ * At load, while the process is normally still single-threaded:
+ * -. the fd table learns how to hold and release a send buffer (nothing
+ *    is enrolled yet, so nothing needed them before);
+ * 0. the settings are read (fl_config), and what was wrong with them is
+ *    logged: first, as when the first reader of the settings logged it;
+ * 1. the fork hooks, first, so that a fork() from anything below (or from
+ *    another thread of the program) already finds them;
+ * 2. the crash handler, so that a fault in what follows is reported;
+ * 3. the fd table grown to the shim's own fd range (own_fds.c), before the
+ *    adoption below enrolls and moves fds there from a single thread;
+ * 4. the adoption of the sockets a previous image passed on through exec,
+ *    which reads the settings and opens the maps: last, with all the above
+ *    in place.
+ */
+static const struct fl_fd_tx_hooks fl_init_tx_hooks = {
+	.hold = fl_tx_hold,
+	.release = fl_tx_release,
+};
+
+__attribute__((constructor)) static void fl_init(void)
+{
+	fl_fd_set_tx_hooks(&fl_init_tx_hooks);
+	fl_log_config_warnings();
+	pthread_atfork(fl_fork_prepare, fl_fork_parent, fl_fork_child);
+	fl_crash_init();
+	fl_own_fds_init();
+	fl_adopt_init();
+}
+
+/* The process is exiting: what is buffered must reach the kernel. */
+__attribute__((destructor)) static void fl_fini(void)
+{
+	fl_tx_fini();
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rx.c - the receive family of a socket, once io.c has looked it up (rx.h). */
+#include "rx.h"
+
+#include <errno.h>
+
+#include "base/config.h"
+#include "base/libc.h"
+#include "kernel/maps.h"
+#include "reset.h"
+#include "rx_held.h"
+#include "rx_oob.h"
+#include "rx_peek.h"
+#include "rx_retry.h"
+#include "rx_trunc.h"
+#include "rx_waitall.h"
+#include "rxq.h"
+#include "kernel/slot.h"
+#include "splice.h"
+
+/* The application's call as it is. */
+static ssize_t fl_rx_syscall(int fd, struct fl_rx_call *c)
+{
+	switch (c->kind) {
+	case FL_RX_READ:
+		return libc_read(fd, c->buf, c->len);
+	case FL_RX_READV:
+		return libc_readv(fd, c->iov, c->iovcnt);
+	case FL_RX_RECVFROM:
+		return libc_recvfrom(fd, c->buf, c->len, c->flags, c->addr, c->alen);
+	case FL_RX_RECVMSG:
+	case FL_RX_SPLICE: /* never here: fl_rx_splice */
+		break;
+	}
+	return libc_recvmsg(fd, c->msg, c->flags);
+}
+
+/*
+ * The kernel's call. On an enrolled socket a blocking receive is repeated
+ * after a spurious EAGAIN (rx_retry.h; docs/kernel.md#spurious-eagain).
+ */
+static ssize_t fl_rx_kernel(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	struct fl_retry start;
+	ssize_t n;
+
+	if (!rx->on)
+		return fl_rx_syscall(rx->fd, c);
+	fl_rx_retry_init(&start);
+	do
+		n = fl_rx_syscall(rx->fd, c);
+	while (n < 0 && errno == EAGAIN && fl_rx_retry_eagain(rx->fd, c->flags, &start));
+	return n;
+}
+
+/* recv(MSG_WAITALL) of an enrolled socket: looped as TCP does (rx_waitall.h). */
+static inline bool fl_rx_waitall(const struct fl_rx *rx, int flags)
+{
+	return rx->on && (flags & MSG_WAITALL) && !(flags & (MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC)) &&
+	       fl_compat_on();
+}
+
+/* recv(MSG_OOB) of an enrolled socket: TCP's urgent byte, not the
+ * redirected queue's bytes (rx_oob.h). False if it is not one. */
+static bool fl_rx_urgent(const struct fl_rx *rx, struct msghdr *msg, int flags, ssize_t *n)
+{
+	struct fl_rxq *q;
+
+	if (!(flags & MSG_OOB) || !rx->on || !fl_compat_on())
+		return false;
+	q = rx->q ? rx->q : fl_rxq_get(rx->slot, rx->gen, true);
+	if (!q)
+		return false; /* out of memory: as the kernel answers */
+	*n = fl_rx_oob_recv(rx->fd, q, msg, flags);
+	return true;
+}
+
+/* recv() flags the redirect path gets wrong; n is the result. */
+static inline bool fl_rx_special(const struct fl_rx *rx, void *buf, size_t len, int flags,
+				 ssize_t *n)
+{
+	if (!rx->on || !fl_compat_on())
+		return false;
+	if ((flags & MSG_TRUNC) && !(flags & MSG_PEEK)) {
+		*n = fl_rx_recv_trunc(rx->fd, len, flags);
+		return true;
+	}
+	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
+	    !(flags & (MSG_DONTWAIT | MSG_TRUNC)) && buf) {
+		*n = fl_rx_peek_waitall(rx->fd, rx->slot, rx->gen, buf, len, flags);
+		return true;
+	}
+	if (rx->q && buf) {
+		/* Bytes taken out early, or an emulated peek offset (rxq.h). */
+		*n = fl_rx_held_recv(rx->fd, rx->q, buf, len, flags);
+		return true;
+	}
+	return false;
+}
+
+static ssize_t fl_rx_read(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	ssize_t n;
+
+	if (rx->q)
+		n = fl_rx_held_recv(rx->fd, rx->q, c->buf, c->len, 0);
+	else
+		n = fl_rx_kernel(rx, c);
+	if (rx->on)
+		fl_reset_report_once(rx->fd, n);
+	return n;
+}
+
+static ssize_t fl_rx_readv(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	if (rx->q && c->iovcnt > 0) /* a short read */
+		return fl_rx_held_recv(rx->fd, rx->q, c->iov[0].iov_base, c->iov[0].iov_len, 0);
+	return fl_rx_kernel(rx, c);
+}
+
+static ssize_t fl_rx_recvfrom(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	int flags = c->flags;
+	ssize_t n;
+
+	if ((flags & MSG_OOB) && rx->on) {
+		struct iovec v = { c->buf, c->len };
+		struct msghdr m = { .msg_name = c->addr, .msg_namelen = c->alen ? *c->alen : 0,
+				    .msg_iov = &v, .msg_iovlen = 1 };
+
+		if (fl_rx_urgent(rx, &m, flags, &n)) {
+			if (c->alen && n >= 0)
+				*c->alen = m.msg_namelen;
+		} else {
+			n = fl_rx_syscall(rx->fd, c);
+		}
+	} else if (fl_rx_special(rx, c->buf, c->len, flags, &n))
+		;
+	else if (fl_rx_waitall(rx, flags))
+		n = fl_rx_recv_waitall(rx->fd, c->buf, c->len, flags, c->addr, c->alen);
+	else
+		n = fl_rx_kernel(rx, c);
+	if (rx->on)
+		fl_reset_report_once(rx->fd, n);
+	return n;
+}
+
+static ssize_t fl_rx_recvmsg(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	struct msghdr *msg = c->msg;
+	int flags = c->flags;
+	ssize_t n;
+
+	if (msg && fl_rx_urgent(rx, msg, flags, &n))
+		;
+	else if (msg && msg->msg_iovlen >= 1 && (msg->msg_iovlen == 1 || rx->q) &&
+		 fl_rx_special(rx, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, flags, &n))
+		;
+	else if (msg && fl_rx_waitall(rx, flags))
+		n = fl_rx_recvmsg_waitall(rx->fd, msg, flags);
+	else
+		n = fl_rx_kernel(rx, c);
+	if (rx->on)
+		fl_reset_report_once(rx->fd, n);
+	return n;
+}
+
+/* splice() from the socket. */
+static ssize_t fl_rx_splice(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	ssize_t n;
+
+	if (rx->on && fl_compat_on()) {
+		/* splice() from a socket reads only TCP's queue, never the
+		 * redirected one (docs/kernel.md#splice-blind): move the bytes
+		 * ourselves, in order (splice.h). A call that fails before it
+		 * reads (offsets, not a pipe...) goes to the kernel as it is. */
+		if (fl_splice_reads(c->off_in, c->fd_out, c->off_out, c->len, c->splice_flags)) {
+			n = fl_splice_in(rx->fd, rx->q, c->fd_out, c->len, c->splice_flags);
+			if (n > 0)
+				fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
+		} else {
+			n = libc_splice(rx->fd, c->off_in, c->fd_out, c->off_out, c->len,
+					c->splice_flags);
+		}
+		return n;
+	}
+	if (rx->on)
+		fl_slot_blind(rx->slot, rx->gen, "the application splices from the socket");
+	c->served = false; /* the caller writes into fd_out */
+	return 0;
+}
+
+ssize_t fl_rx_recv(const struct fl_rx *rx, struct fl_rx_call *c)
+{
+	c->served = true;
+	switch (c->kind) {
+	case FL_RX_READ:
+		return fl_rx_read(rx, c);
+	case FL_RX_READV:
+		return fl_rx_readv(rx, c);
+	case FL_RX_RECVFROM:
+		return fl_rx_recvfrom(rx, c);
+	case FL_RX_SPLICE:
+		return fl_rx_splice(rx, c);
+	case FL_RX_RECVMSG:
+		break;
+	}
+	return fl_rx_recvmsg(rx, c);
+}

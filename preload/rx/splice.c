@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* splice.c - splice(socket -> pipe) of an enrolled socket, emulated (splice.h). */
+#include "splice.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "base/init_hooks.h"
+#include "reset.h"
+#include "base/libc.h"
+#include "base/log.h"
+#include "base/own_fds.h"
+#include "rx_retry.h"
+#include "rxq.h"
+#include "base/signals.h"
+
+/* At most this much per call: one default pipe's worth (16 pages). */
+#define FL_SPLICE_CHUNK (64 << 10)
+
+#ifndef SPLICE_F_ALL
+#define SPLICE_F_ALL (SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE | SPLICE_F_GIFT)
+#endif
+
+/*
+ * Owned by this file, guarded by fl_ip_lock: the process's internal pipe
+ * (both ends O_NONBLOCK, registered own fds: an application that closes
+ * every fd leaves them alone) and the scratch buffer that empties it. It
+ * is empty whenever the lock is free. A child of fork() closes its copies
+ * (fl_splice_fork_child, init.c): parent and child must never share it.
+ */
+static pthread_mutex_t fl_ip_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fl_ip_r = -1, fl_ip_w = -1;
+static dev_t fl_ip_dev; /* the pipe's inode, to know the fds still name it */
+static ino_t fl_ip_ino;
+static uint8_t fl_ip_scratch[FL_SPLICE_CHUNK];
+
+void fl_splice_fork_prepare(void)
+{
+	pthread_mutex_lock(&fl_ip_lock);
+}
+
+void fl_splice_fork_parent(void)
+{
+	pthread_mutex_unlock(&fl_ip_lock);
+}
+
+void fl_splice_fork_child(void)
+{
+	if (fl_ip_w >= 0) {
+		fl_own_fd_drop(&fl_ip_r);
+		fl_own_fd_drop(&fl_ip_w);
+	}
+	pthread_mutex_unlock(&fl_ip_lock);
+}
+
+bool fl_splice_reads(const off_t *off_in, int fd_out, const off_t *off_out, size_t len,
+		     unsigned int flags)
+{
+	int fl;
+
+	if (off_in || off_out || !len || (flags & ~(unsigned int)SPLICE_F_ALL))
+		return false;
+	if (libc_fcntl(fd_out, F_GETPIPE_SZ, NULL) < 0)
+		return false; /* not a pipe: EBADF or EINVAL, nothing read */
+	fl = libc_fcntl(fd_out, F_GETFL, NULL);
+	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+}
+
+/*
+ * Waits, as splice does before it reads, until the pipe has a free slot:
+ * poll() says POLLOUT exactly then (pipe_poll), POLLERR when it has no
+ * reader. 0, or -1 with errno: EAGAIN (full, nonblock), EPIPE (with
+ * SIGPIPE, as the kernel sends it), EINTR (a handler without SA_RESTART).
+ */
+static int fl_pipe_wait_room(int fd, bool nonblock)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	unsigned sigs = fl_sig_runs();
+	int r;
+
+	for (;;) {
+		p.revents = 0;
+		r = libc_poll(&p, 1, nonblock ? 0 : -1);
+		if (r < 0) {
+			if (errno != EINTR)
+				return -1;
+			/* The kernel's wait ends in -ERESTARTSYS: restarted
+			 * unless a handler without SA_RESTART ran. */
+			if (fl_sig_runs() != sigs && !fl_sig_last_restarts())
+				return -1;
+			sigs = fl_sig_runs();
+			continue;
+		}
+		if (p.revents & POLLNVAL) {
+			errno = EBADF;
+			return -1;
+		}
+		if (p.revents & POLLERR) {
+			pthread_kill(pthread_self(), SIGPIPE);
+			errno = EPIPE;
+			return -1;
+		}
+		if (p.revents & POLLOUT)
+			return 0;
+		if (nonblock) {
+			errno = EAGAIN;
+			return -1;
+		}
+	}
+}
+
+/*
+ * Puts n bytes into pipe fd without ever waiting for it: copied into the
+ * internal pipe (ip_r/ip_w, empty), then spliced on with SPLICE_F_NONBLOCK,
+ * which moves whole buffers into the free slots and never blocks; what did
+ * not fit is read back out. IMPORTANT: fd's own flags are never touched
+ * (another thread may use the pipe), and a plain write() cannot serve: it
+ * blocks on a blocking pipe once the slots run out, and pwritev2(RWF_NOWAIT)
+ * and vmsplice() do not fit either (EOPNOTSUPP on pipes here; vmsplice
+ * leaves references to our buffer in the pipe). Returns the bytes moved, or
+ * -1 with splice's errno (EAGAIN: no free slot). *broken: the internal pipe
+ * could not be emptied and must not be used again.
+ */
+static ssize_t fl_pipe_put_via(int ip_r, int ip_w, int fd, const void *buf, size_t n,
+			       bool *broken)
+{
+	ssize_t w, m, k;
+	size_t left;
+	int err;
+
+	*broken = false;
+	w = libc_write(ip_w, buf, n);
+	if (w <= 0) {
+		*broken = true;
+		errno = EAGAIN;
+		return -1;
+	}
+	m = libc_splice(ip_r, NULL, fd, NULL, (size_t)w, SPLICE_F_NONBLOCK);
+	err = errno;
+	left = (size_t)w - (m > 0 ? (size_t)m : 0);
+	while (left) {
+		k = libc_read(ip_r, fl_ip_scratch, left < sizeof(fl_ip_scratch) ? left : sizeof(fl_ip_scratch));
+		if (k <= 0) {
+			*broken = true;
+			break;
+		}
+		left -= (size_t)k;
+	}
+	errno = err;
+	return m;
+}
+
+/* A per-call pipe, for when the internal one is busy (another thread, or
+ * this one in a signal handler). *ok: false if no pipe could be made. */
+static ssize_t fl_pipe_put_once(int fd, const void *buf, size_t n, bool *ok)
+{
+	int p[2], err;
+	ssize_t w, m;
+
+	*ok = false;
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC))
+		return -1;
+	*ok = true;
+	w = libc_write(p[1], buf, n);
+	if (w > 0) {
+		m = libc_splice(p[0], NULL, fd, NULL, (size_t)w, SPLICE_F_NONBLOCK);
+		err = errno;
+	} else {
+		m = -1;
+		err = EAGAIN;
+	}
+	/* What did not fit vanishes with the pipe. */
+	libc_close(p[0]);
+	libc_close(p[1]);
+	errno = err;
+	return m;
+}
+
+/* True if fd is still the internal pipe. IMPORTANT: an fd the application
+ * closed behind the shim's back (a raw close_range syscall) may name one of
+ * its own files now, and bytes written there would corrupt it. */
+static bool fl_ip_ours(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISFIFO(st.st_mode) && st.st_dev == fl_ip_dev &&
+	       st.st_ino == fl_ip_ino;
+}
+
+/* Puts up to n bytes into pipe fd without waiting: see fl_pipe_put_via. */
+static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
+{
+	int fd = *(int *)ctx, p[2] = { -1, -1 };
+	bool broken, ok, ours_r, ours_w;
+	ssize_t m;
+
+	if (pthread_mutex_trylock(&fl_ip_lock)) {
+		m = fl_pipe_put_once(fd, buf, n, &ok);
+		if (ok)
+			return m;
+		/* No fd for a pipe of our own: wait for the shared one (its
+		 * holder never blocks). */
+		pthread_mutex_lock(&fl_ip_lock);
+	}
+	if (fl_ip_w >= 0) {
+		ours_r = fl_ip_ours(fl_own_fd_get(&fl_ip_r));
+		ours_w = fl_ip_ours(fl_own_fd_get(&fl_ip_w));
+		if (!ours_r || !ours_w) {
+			/* An end that is not ours any more is forgotten, never
+			 * closed; the pipe is made anew. */
+			if (!ours_r)
+				fl_ip_r = -1;
+			if (!ours_w)
+				fl_ip_w = -1;
+			fl_own_fd_drop(&fl_ip_r);
+			fl_own_fd_drop(&fl_ip_w);
+		}
+	}
+	if (fl_ip_w < 0) {
+		struct stat st;
+
+		if (!pipe2(p, O_NONBLOCK | O_CLOEXEC) && fstat(p[0], &st)) {
+			libc_close(p[0]);
+			libc_close(p[1]);
+			p[0] = -1;
+		}
+		if (p[0] < 0) {
+			pthread_mutex_unlock(&fl_ip_lock);
+			/* IMPORTANT: no fd left for a pipe (EMFILE). The caller
+			 * saw a free slot a moment ago, and one page takes one
+			 * slot: a write of at most a page cannot block unless
+			 * another writer took that slot meanwhile. Slow, and
+			 * only for this case. */
+			return libc_write(fd, buf, n < 4096 ? n : 4096);
+		}
+		fl_ip_dev = st.st_dev;
+		fl_ip_ino = st.st_ino;
+		fl_ip_r = p[0];
+		fl_ip_w = p[1];
+		fl_own_fd_take(&fl_ip_r);
+		fl_own_fd_take(&fl_ip_w);
+	}
+	m = fl_pipe_put_via(fl_own_fd_get(&fl_ip_r), fl_own_fd_get(&fl_ip_w), fd, buf, n, &broken);
+	if (broken) {
+		fl_log(FL_LOG_ERROR, "splice: the internal pipe could not be emptied; made anew");
+		fl_own_fd_drop(&fl_ip_r);
+		fl_own_fd_drop(&fl_ip_w);
+	}
+	pthread_mutex_unlock(&fl_ip_lock);
+	return m;
+}
+
+/* Consumes exactly n bytes the caller peeked (and the pipe took) from the
+ * socket; buf (at least n bytes) is scratch. */
+static void fl_consume(int fd, void *buf, size_t n)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t done = 0;
+	int tries = 0;
+	ssize_t k;
+
+	while (done < n) {
+		k = libc_recv(fd, buf, n - done, MSG_DONTWAIT);
+		if (k > 0) {
+			done += (size_t)k;
+			continue;
+		}
+		if (k < 0 && (errno == EINTR || errno == EAGAIN) && tries++ < 100) {
+			/* The bytes were peeked: they are there (the wakeups
+			 * without data of docs/kernel.md#spurious-eagain aside). */
+			libc_poll(&p, 1, 10);
+			continue;
+		}
+		fl_log(FL_LOG_ERROR, "splice: fd %d: %zu bytes put into the pipe could not be "
+		       "consumed from the socket (%s): another reader?", fd, n - done,
+		       k < 0 ? strerror(errno) : "EOF");
+		return;
+	}
+}
+
+ssize_t fl_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
+		     unsigned int flags)
+{
+	uint8_t buf[FL_SPLICE_CHUNK];
+	struct fl_retry start;
+	bool pipe_nb, sock_nb;
+	int pfl, sfl;
+	ssize_t r, m;
+	size_t n;
+
+	/* Splice's rules: SPLICE_F_NONBLOCK and the pipe's O_NONBLOCK apply to
+	 * the pipe, only the socket's O_NONBLOCK to the socket. */
+	pfl = libc_fcntl(fd_out, F_GETFL, NULL);
+	pipe_nb = (flags & SPLICE_F_NONBLOCK) || (pfl >= 0 && (pfl & O_NONBLOCK));
+	sfl = libc_fcntl(fd_in, F_GETFL, NULL);
+	sock_nb = sfl >= 0 && (sfl & O_NONBLOCK);
+	n = len < sizeof(buf) ? len : sizeof(buf);
+	fl_rx_retry_init(&start);
+	for (;;) {
+		if (fl_pipe_wait_room(fd_out, pipe_nb))
+			return -1;
+		if (q && fl_rxq_held(q)) {
+			/* Bytes the shim took out earlier come first. */
+			m = fl_rxq_give(q, n, fl_pipe_put, &fd_out);
+			if (m > 0 || (m < 0 && errno != EAGAIN))
+				return m;
+			if (m < 0 && pipe_nb)
+				return -1;
+			if (m < 0)
+				continue; /* filled by someone else meanwhile: wait again */
+		}
+		/* IMPORTANT: peeked, not read: the pipe may take only part of
+		 * them (or nothing, if another writer filled it meanwhile), and
+		 * what it does not take must stay in the socket, readable and
+		 * visible to poll/epoll, not in a buffer of ours. */
+		do
+			r = libc_recv(fd_in, buf, n, MSG_PEEK | (sock_nb ? MSG_DONTWAIT : 0));
+		while (r < 0 && errno == EAGAIN && !sock_nb &&
+		       fl_rx_retry_eagain(fd_in, 0, &start));
+		if (r < 0)
+			fl_reset_report_once(fd_in, r); /* reported once, as TCP does */
+		if (r <= 0)
+			return r;
+		m = fl_pipe_put(&fd_out, buf, (size_t)r);
+		if (m == 0)
+			errno = EAGAIN, m = -1; /* never a 0, which would mean EOF */
+		if (m < 0) {
+			if (errno == EAGAIN && !pipe_nb)
+				continue;
+			return -1;
+		}
+		fl_consume(fd_in, buf, (size_t)m);
+		if (q)
+			fl_rxq_read_done(q, (size_t)m);
+		return m;
+	}
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * tx.h - corked delivery: the per-socket send buffer and when it is flushed.
+ *
+ * On this kernel each sendmsg() that is redirected is one message and one
+ * wakeup of the reader; small writes redirected one by one are slower than
+ * TCP. The shim therefore coalesces small writes of an enrolled socket in a
+ * user-space buffer and hands them to the kernel in one sendmsg(), under a
+ * policy that mirrors TCP's (docs/delivery.md):
+ *
+ *   TCP_NODELAY   every write goes at once; setting it flushes.
+ *   default       a write goes at once if the peer has read everything sent
+ *                 so far (it is waiting) or the direction is on TCP (which
+ *                 has its own Nagle); otherwise it is coalesced. The buffer
+ *                 is flushed when it fills, when the peer catches up, before
+ *                 the process blocks in any call the shim sees, and at most
+ *                 FASTLOCAL_FLUSH_USEC (200 us) after its first byte.
+ *   TCP_CORK      coalesce until uncorked, full, or 200 ms (Linux's ceiling).
+ *   MSG_MORE      this write is coalesced; the next one without it flushes.
+ *   large writes  flush and send together, in one sendmsg().
+ *
+ * Bytes already in the buffer are flushed only after SO_COOKIE confirms the
+ * fd still names their socket, so a number reused behind the shim's back
+ * can never receive them.
+ */
+#ifndef FL_TX_H
+#define FL_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <linux/types.h>
+
+#include "base/config.h"
+#include "fastlocal.h" /* enum fl_ustat: why a flush happened */
+
+struct fl_tx;
+
+/* A transmit state for a newly enrolled socket (slot/gen identify it, cookie
+ * is its SO_COOKIE), or NULL when memory is short. With FASTLOCAL_BATCH=off
+ * it only counts the fds that name the socket (see fl_tx_last_copy). */
+struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie);
+
+/* True if fd is the only fd naming the socket: no dup in this process and
+ * no fork since it was enrolled (so its close() is the socket's close). */
+bool fl_tx_last_copy(struct fl_tx *tx);
+
+/* True unless batching is off for the process (inline: every write asks). */
+static inline bool fl_tx_batching(const struct fl_tx *tx)
+{
+	(void)tx;
+	return fl_config()->batch;
+}
+
+/* One more / one less fd of this process refers to tx (dup, close). Every
+ * release first pushes the buffer into the kernel (waiting for room if
+ * need be); the last returns tx to the pool. */
+void fl_tx_hold(struct fl_tx *tx);
+void fl_tx_release(struct fl_tx *tx, int fd);
+
+/* Which call of the write family, and its arguments. */
+enum fl_tx_kind {
+	FL_TX_SEND, FL_TX_SENDTO, FL_TX_SENDMSG, FL_TX_WRITE, FL_TX_WRITEV,
+	FL_TX_SENDFILE, FL_TX_SPLICE
+};
+
+struct fl_tx_call {
+	enum fl_tx_kind kind;
+	int flags;                    /* MSG_*; 0 for write, writev, sendfile, splice */
+	const struct iovec *iov;      /* the bytes (one iovec for send, sendto, write) */
+	int iovcnt;
+	size_t len;                   /* their sum, counted once by the caller */
+	const struct msghdr *msg;     /* SENDMSG: the application's header */
+	const struct sockaddr *addr;  /* SENDTO */
+	socklen_t alen;
+	int in_fd;                    /* SENDFILE, SPLICE: where the bytes come from */
+	off_t *offset;                /* SENDFILE: its offset; SPLICE: off_out */
+	int large;                    /* SENDFILE: sendfile64 */
+	off_t *off_in;                /* SPLICE */
+	unsigned int splice_flags;
+	bool stale;                   /* out: e no longer names fd's socket (the
+				       * caller forgets the fd's entry) */
+};
+
+/*
+ * The write family on fd; e: its entry when it is enrolled, else NULL (the
+ * call goes to the kernel as it is). An enrolled socket's writes go through
+ * its send buffer under the policy above, unless batching is off (then
+ * straight to the kernel with Nagle's tail pushed as plain TCP would:
+ * tx.c, "Nagle"); a blocking writer a budget ahead of its reader waits
+ * (throttle.h). Returns what the application's call returns (with errno
+ * set).
+ */
+struct fl_fd;
+ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c);
+
+/* Flushes tx before a call that must see its bytes in the kernel first
+ * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
+void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why); /* why: FL_USTAT_FLUSH_* */
+
+/* From now on every write goes straight through (flushing first): the
+ * socket is also written by a path the shim cannot see, e.g. a stdio
+ * FILE from fdopen(), whose writes would overtake buffered bytes. */
+void fl_tx_set_through(struct fl_tx *tx, int fd);
+
+/* Another process may hold the socket too: no coalescing on our own
+ * initiative from now on (as after fork, tx.c). */
+void fl_tx_set_shared(struct fl_tx *tx);
+/* Nobody else holds the socket any more (preload/kernel/holders.h said so). */
+void fl_tx_set_alone(struct fl_tx *tx);
+
+/* shutdown(SHUT_WR): flush, then every later write goes straight to the
+ * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. */
+void fl_tx_shutdown(struct fl_tx *tx, int fd);
+
+/* setsockopt hooks: TCP_NODELAY and TCP_CORK. */
+void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on);
+void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on);
+
+/*
+ * Flushes every socket with buffered bytes (without blocking; what cannot
+ * go now stays for the timer). Called before the process blocks: the read
+ * family, poll/select/epoll, accept, connect, exec, exit. One atomic load
+ * when nothing is buffered.
+ */
+void fl_tx_flush_all(void);
+static inline bool fl_tx_any_pending(void);
+
+/* Like fl_tx_flush_all, but waits for room (exec, _exit, exit). */
+void fl_tx_drain_all(void);
+
+/* The timer: flushes what has waited its delay. Run by the flusher thread
+ * (fl_flusher_work_fn); returns the nanoseconds until the next deadline (or
+ * -1: none), *left whether bytes are still buffered. */
+int64_t fl_tx_flush_expired(int64_t now_ns, bool *left);
+
+/* Counter of sockets with buffered bytes; read by fl_tx_any_pending. */
+extern int fl_tx_pending_sockets;
+
+static inline bool fl_tx_any_pending(void)
+{
+	return __atomic_load_n(&fl_tx_pending_sockets, __ATOMIC_ACQUIRE) != 0;
+}
+
+#endif
