@@ -32,7 +32,7 @@ awk '$1 == "D" { def[$3] = $2; next }
      !($2 ~ /^common\// && $3 ~ /^libc_/) { print "call", $2, def[$3], $3 }' \
 	"$tmp.nm" "$tmp.nm" | sort -u > "$tmp"
 # "include FROM TO" lines, for headers and sources of the shim and common/.
-for f in $(cd "$root" && find preload common -name '*.[ch]' | sort); do
+for f in $(cd "$root" && for d in preload common; do [ ! -d "$d" ] || find "$d" -name '*.[ch]'; done | sort); do
 	d=$(dirname "$f")
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$root/$f" |
 	while read -r inc; do
@@ -54,11 +54,15 @@ BEGIN { n = split(order, o, " "); for (i = 1; i <= n; i++) rank[o[i]] = i }
 	from = unit($2); to = unit($3)
 	if (from == to) next
 	lf = layer($2); lt = layer($3)
-	if (!(lf in rank)) { printf "check_layers: %s is in no layer folder\n", $2; bad = 1; next }
-	if (!(lt in rank)) { printf "check_layers: %s is in no layer folder\n", $3; bad = 1; next }
+	if (!(lf in rank) || !(lt in rank)) {
+		p = (lf in rank) ? $3 : $2
+		if (!(p in homeless))
+			printf "check_layers: %s is in no layer folder (preload/<layer>/ or common/, docs/architecture.md)\n", p > "/dev/stderr"
+		homeless[p]; bad = 1; next
+	}
 	if (rank[lt] < rank[lf]) {
 		printf "check_layers: %s (%s) %s %s (%s)%s: a lower layer may not use a higher one\n",
-			$2, lf, ($1 == "call" ? "calls" : "includes"), $3, lt, ($1 == "call" ? " via " $4 : "")
+			$2, lf, ($1 == "call" ? "calls" : "includes"), $3, lt, ($1 == "call" ? " via " $4 : "") > "/dev/stderr"
 		bad = 1
 	}
 	if (!((from, to) in edge)) { edge[from, to] = 1; adj[from] = adj[from] " " to; nodes[from]; nodes[to] }
@@ -71,7 +75,7 @@ function dfs(u,   i, k, v, a) {
 		if (state[v] == 1) {
 			for (j = depth; j >= 1 && path[j] != v; j--) ;
 			s = path[j]; for (j++; j <= depth; j++) s = s " -> " path[j]
-			printf "check_layers: loop: %s -> %s\n", s, v; bad = 1
+			printf "check_layers: loop: %s -> %s\n", s, v > "/dev/stderr"; bad = 1
 		} else if (state[v] == 0) dfs(v)
 	}
 	depth--; state[u] = 2
