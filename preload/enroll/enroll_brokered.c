@@ -79,13 +79,7 @@ static int fl_brokered_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 		snprintf(why, sizeof(why), "the broker refused: %s", strerror(-err));
 		return fl_enroll_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
-	if (err)
-		return err;
-	e = fl_fd_peek(fd);
-	fl_enroll_joined(m, fd, e, cookie, true, r->busy);
-	fl_enroll_say(fd, e, NULL, " by the broker");
-	return 0;
+	return fl_enroll_inserted(m, fd, (uint32_t)slot, gen, cookie, r->busy, NULL, " by the broker");
 }
 
 /* Our record is the broker's to read: our own fd table has it. */

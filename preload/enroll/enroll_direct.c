@@ -105,13 +105,7 @@ static int fl_direct_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 		snprintf(why, sizeof(why), "the kernel refused the insert: %s", strerror(-err));
 		return fl_enroll_fallback(fd, err, fl_em_insert_counter(err), why);
 	}
-	err = fl_enroll_record(fd, (uint32_t)slot, gen);
-	if (err)
-		return err;
-	e = fl_fd_peek(fd);
-	fl_enroll_joined(m, fd, e, cookie, true, r->busy);
-	fl_enroll_say(fd, e, &st, "");
-	return 0;
+	return fl_enroll_inserted(m, fd, (uint32_t)slot, gen, cookie, r->busy, &st, "");
 }
 
 static int fl_direct_adopt(const struct fl_maps *m, int fd)

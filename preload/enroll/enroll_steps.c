@@ -231,3 +231,19 @@ void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
 			fl_fd_forget_socket(other);
 	}
 }
+
+/* The back-end put fd's socket into the sockhash (slot, gen, cookie):
+ * recorded, joined and said, as every insert ends. */
+int fl_enroll_inserted(const struct fl_maps *m, int fd, uint32_t slot, uint64_t gen,
+		       uint64_t cookie, bool busy, const struct fl_sk *st, const char *how)
+{
+	struct fl_fd *e;
+	int err = fl_enroll_record(fd, slot, gen);
+
+	if (err)
+		return err;
+	e = fl_fd_peek(fd);
+	fl_enroll_joined(m, fd, e, cookie, true, busy);
+	fl_enroll_say(fd, e, st, how);
+	return 0;
+}

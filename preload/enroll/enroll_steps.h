@@ -43,6 +43,11 @@ int fl_enroll_put_off(int fd, struct fl_fd *e);
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot);
 
 
+/* fd's socket was inserted (slot, gen, cookie): records, joins and says
+ * it (st: NULL if the keys are not ours). 0 or -ENOMEM. */
+int fl_enroll_inserted(const struct fl_maps *m, int fd, uint32_t slot, uint64_t gen,
+		       uint64_t cookie, bool busy, const struct fl_sk *st, const char *how);
+
 /* Counts idx in the shared counters if this process writes them. */
 void fl_enroll_count(const struct fl_maps *m, enum fl_ustat idx);
 
