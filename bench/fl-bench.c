@@ -36,15 +36,15 @@ static void *fl_stream_writer(void *arg)
 {
 	struct fl_stream *w = arg;
 	uint64_t pos = 0;
-	double t0 = fl_now();
+	double t0 = flb_now();
 
 	if (w->o->split)
-		fl_pin(0);
+		flb_pin(0);
 	for (;;) {
-		fl_write_all(w->fd, fl_pat + pos % PERIOD, w->o->size);
+		flb_write_all(w->fd, fl_pat + pos % PERIOD, w->o->size);
 		pos += w->o->size;
 		/* The clock is read once a MiB, not once a write. */
-		if ((pos & ((1 << 20) - 1)) < w->o->size && fl_now() - t0 >= w->o->seconds)
+		if ((pos & ((1 << 20) - 1)) < w->o->size && flb_now() - t0 >= w->o->seconds)
 			break;
 	}
 	shutdown(w->fd, SHUT_WR);
@@ -62,11 +62,11 @@ int fl_stream(const struct fl_opts *o)
 	double t0, secs;
 	int c, s;
 
-	fl_pair(o, &c, &s);
+	flb_pair(o, &c, &s);
 	w.fd = c;
 	if (o->split)
-		fl_pin(1);
-	t0 = fl_now();
+		flb_pin(1);
+	t0 = flb_now();
 	pthread_create(&th, NULL, fl_stream_writer, &w);
 	for (;;) {
 		ssize_t r = read(s, buf, cap);
@@ -74,14 +74,14 @@ int fl_stream(const struct fl_opts *o)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			fl_die("read");
+			flb_die("read");
 		if (r == 0)
 			break;
-		fl_check(buf, (size_t)r, pos);
+		flb_check(buf, (size_t)r, pos);
 		pos += (uint64_t)r;
 	}
 	pthread_join(th, NULL);
-	secs = fl_now() - t0;
+	secs = flb_now() - t0;
 	if (pos != w.bytes) {
 		fprintf(stderr, "fl-bench: read %llu of %llu bytes\n", (unsigned long long)pos,
 			(unsigned long long)w.bytes);
@@ -114,13 +114,13 @@ static void *fl_echo_server(void *arg)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			fl_die("read");
+			flb_die("read");
 		if (r == 0)
 			break;
-		fl_check(buf, (size_t)r, pos);
+		flb_check(buf, (size_t)r, pos);
 		pos += (uint64_t)r;
-		fl_read_check(e->fd, buf + r, e->o->size - (size_t)r, &pos);
-		fl_write_all(e->fd, fl_pat + at % PERIOD, e->o->size);
+		flb_read_check(e->fd, buf + r, e->o->size - (size_t)r, &pos);
+		flb_write_all(e->fd, fl_pat + at % PERIOD, e->o->size);
 		e->msgs++;
 	}
 	free(buf);
@@ -144,18 +144,18 @@ int fl_pingpong(const struct fl_opts *o)
 	long i, n;
 	int c, s;
 
-	fl_pair(o, &c, &s);
+	flb_pair(o, &c, &s);
 	e.fd = s;
 	pthread_create(&th, NULL, fl_echo_server, &e);
-	start = fl_now();
+	start = flb_now();
 	for (i = 0; i < o->iters; i++) {
-		t0 = fl_now();
-		fl_write_all(c, fl_pat + out % PERIOD, o->size);
+		t0 = flb_now();
+		flb_write_all(c, fl_pat + out % PERIOD, o->size);
 		out += o->size;
-		fl_read_check(c, buf, o->size, &in);
-		rtt[i] = (fl_now() - t0) * 1e6;
+		flb_read_check(c, buf, o->size, &in);
+		rtt[i] = (flb_now() - t0) * 1e6;
 		sum += rtt[i];
-		if (o->seconds > 0 && fl_now() - start >= o->seconds) { /* the time cap */
+		if (o->seconds > 0 && flb_now() - start >= o->seconds) { /* the time cap */
 			i++;
 			break;
 		}
@@ -235,6 +235,6 @@ int main(int argc, char **argv)
 	}
 	if (o.seconds < 0 && modes[m].fn != fl_pingpong)
 		o.seconds = 1.0;
-	fl_pattern_init();
+	flb_pattern_init();
 	return modes[m].fn(&o);
 }

@@ -39,19 +39,19 @@ static void *fl_churn_serve(void *arg)
 		if (fd < 0 && errno == EINTR)
 			continue;
 		if (fd < 0)
-			fl_die("accept");
-		fl_accepted(sv->o, fd);
+			flb_die("accept");
+		flb_accepted(sv->o, fd);
 		r = read(fd, buf, sv->o->size);
 		if (r < 0)
-			fl_die("read");
+			flb_die("read");
 		if (r == 0) { /* the client's stop signal */
 			close(fd);
 			break;
 		}
-		fl_check(buf, (size_t)r, pos);
+		flb_check(buf, (size_t)r, pos);
 		pos += (uint64_t)r;
-		fl_read_check(fd, buf, sv->o->size - (size_t)r, &pos);
-		fl_write_all(fd, fl_pat, sv->o->size);
+		flb_read_check(fd, buf, sv->o->size - (size_t)r, &pos);
+		flb_write_all(fd, fl_pat, sv->o->size);
 		r = read(fd, buf, 1);
 		if (r != 0) {
 			fprintf(stderr, "fl-bench: %s after the request\n", r > 0 ? "extra bytes" : "read error");
@@ -74,20 +74,20 @@ int fl_churn(const struct fl_opts *o)
 	socklen_t len;
 	pthread_t th;
 
-	sv.l = fl_listen(o, &a, &len);
+	sv.l = flb_listen(o, &a, &len);
 	pthread_create(&th, NULL, fl_churn_serve, &sv);
-	t0 = fl_now();
+	t0 = flb_now();
 	do {
 		uint64_t pos = 0;
-		int c = fl_connect(o, &a, len);
+		int c = flb_connect(o, &a, len);
 
-		fl_write_all(c, fl_pat, o->size);
-		fl_read_check(c, buf, o->size, &pos);
+		flb_write_all(c, fl_pat, o->size);
+		flb_read_check(c, buf, o->size, &pos);
 		close(c);
 		n++;
-	} while (fl_now() - t0 < o->seconds);
-	secs = fl_now() - t0;
-	close(fl_connect(o, &a, len));
+	} while (flb_now() - t0 < o->seconds);
+	secs = flb_now() - t0;
+	close(flb_connect(o, &a, len));
 	pthread_join(th, NULL);
 	close(sv.l);
 	if (sv.served != n) {

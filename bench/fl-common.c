@@ -25,25 +25,25 @@
 
 uint8_t *fl_pat;
 
-double fl_now(void)
+double flb_now(void)
 {
 	return fl_clock_s(CLOCK_MONOTONIC);
 }
 
-void fl_die(const char *what)
+void flb_die(const char *what)
 {
 	fprintf(stderr, "fl-bench: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
-void fl_pattern_init(void)
+void flb_pattern_init(void)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	size_t i;
 
 	fl_pat = malloc(2 * (size_t)PERIOD);
 	if (!fl_pat)
-		fl_die("malloc");
+		flb_die("malloc");
 	for (i = 0; i < PERIOD; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
@@ -52,7 +52,7 @@ void fl_pattern_init(void)
 	}
 }
 
-void fl_pin(int cpu)
+void flb_pin(int cpu)
 {
 	cpu_set_t set;
 
@@ -61,7 +61,7 @@ void fl_pin(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-int fl_listen(const struct fl_opts *o, struct sockaddr_storage *addr, socklen_t *len)
+int flb_listen(const struct fl_opts *o, struct sockaddr_storage *addr, socklen_t *len)
 {
 	int l;
 
@@ -76,7 +76,7 @@ int fl_listen(const struct fl_opts *o, struct sockaddr_storage *addr, socklen_t 
 						    "fl-bench-%d", (int)getpid()));
 		l = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (l < 0 || bind(l, (struct sockaddr *)addr, *len) || listen(l, 1024))
-			fl_die("listen");
+			flb_die("listen");
 		return l;
 	}
 	struct sockaddr_in *a = (struct sockaddr_in *)addr;
@@ -87,11 +87,11 @@ int fl_listen(const struct fl_opts *o, struct sockaddr_storage *addr, socklen_t 
 	l = socket(AF_INET, SOCK_STREAM, 0);
 	if (l < 0 || bind(l, (struct sockaddr *)a, *len) || listen(l, 1024) ||
 	    getsockname(l, (struct sockaddr *)a, len))
-		fl_die("listen");
+		flb_die("listen");
 	return l;
 }
 
-void fl_accepted(const struct fl_opts *o, int fd)
+void flb_accepted(const struct fl_opts *o, int fd)
 {
 	int one = 1;
 
@@ -99,17 +99,17 @@ void fl_accepted(const struct fl_opts *o, int fd)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int fl_connect(const struct fl_opts *o, const struct sockaddr_storage *addr, socklen_t len)
+int flb_connect(const struct fl_opts *o, const struct sockaddr_storage *addr, socklen_t len)
 {
 	int c = socket(o->is_unix ? AF_UNIX : AF_INET, SOCK_STREAM, 0);
 
 	if (c < 0 || connect(c, (const struct sockaddr *)addr, len))
-		fl_die("connect");
-	fl_accepted(o, c);
+		flb_die("connect");
+	flb_accepted(o, c);
 	return c;
 }
 
-void fl_pair(const struct fl_opts *o, int *c, int *s)
+void flb_pair(const struct fl_opts *o, int *c, int *s)
 {
 	struct sockaddr_storage a;
 	socklen_t len;
@@ -117,21 +117,21 @@ void fl_pair(const struct fl_opts *o, int *c, int *s)
 
 	if (o->is_unix) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
-			fl_die("socketpair");
+			flb_die("socketpair");
 		*c = sv[0];
 		*s = sv[1];
 		return;
 	}
-	l = fl_listen(o, &a, &len);
-	*c = fl_connect(o, &a, len);
+	l = flb_listen(o, &a, &len);
+	*c = flb_connect(o, &a, len);
 	*s = accept(l, NULL, NULL);
 	if (*s < 0)
-		fl_die("accept");
-	fl_accepted(o, *s);
+		flb_die("accept");
+	flb_accepted(o, *s);
 	close(l);
 }
 
-void fl_write_all(int fd, const uint8_t *p, size_t n)
+void flb_write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -139,13 +139,13 @@ void fl_write_all(int fd, const uint8_t *p, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			fl_die("write");
+			flb_die("write");
 		p += w;
 		n -= (size_t)w;
 	}
 }
 
-void fl_check(const uint8_t *buf, size_t n, uint64_t pos)
+void flb_check(const uint8_t *buf, size_t n, uint64_t pos)
 {
 	if (memcmp(buf, fl_pat + pos % PERIOD, n)) {
 		fprintf(stderr, "fl-bench: wrong bytes at offset %llu\n", (unsigned long long)pos);
@@ -153,7 +153,7 @@ void fl_check(const uint8_t *buf, size_t n, uint64_t pos)
 	}
 }
 
-void fl_read_check(int fd, uint8_t *buf, size_t n, uint64_t *pos)
+void flb_read_check(int fd, uint8_t *buf, size_t n, uint64_t *pos)
 {
 	while (n) {
 		ssize_t r = read(fd, buf, n);
@@ -161,8 +161,8 @@ void fl_read_check(int fd, uint8_t *buf, size_t n, uint64_t *pos)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			fl_die(r ? "read" : "read: early EOF");
-		fl_check(buf, (size_t)r, *pos);
+			flb_die(r ? "read" : "read: early EOF");
+		flb_check(buf, (size_t)r, *pos);
 		*pos += (uint64_t)r;
 		n -= (size_t)r;
 	}

@@ -2,6 +2,7 @@
 /*
  * fl-common.h - what fl-bench's workloads share: the verification pattern,
  * connected pairs and listeners over TCP or AF_UNIX, exact reads and writes.
+ * Named flb_* (fl-bench): no name is shared with the shim's fl_* functions.
  */
 #ifndef FL_BENCH_COMMON_H
 #define FL_BENCH_COMMON_H
@@ -22,27 +23,27 @@ struct fl_opts {
 	long iters, conns;
 };
 
-double fl_now(void);
-void fl_die(const char *what) __attribute__((noreturn));
-void fl_pattern_init(void);
-void fl_pin(int cpu);
+double flb_now(void);
+void flb_die(const char *what) __attribute__((noreturn));
+void flb_pattern_init(void);
+void flb_pin(int cpu);
 
 /* A listening socket (TCP on 127.0.0.1, or abstract AF_UNIX); *addr and
  * *len say how to connect to it. */
-int fl_listen(const struct fl_opts *o, struct sockaddr_storage *addr, socklen_t *len);
+int flb_listen(const struct fl_opts *o, struct sockaddr_storage *addr, socklen_t *len);
 /* A socket connected to addr, with TCP_NODELAY if asked for. */
-int fl_connect(const struct fl_opts *o, const struct sockaddr_storage *addr, socklen_t len);
+int flb_connect(const struct fl_opts *o, const struct sockaddr_storage *addr, socklen_t len);
 /* TCP_NODELAY on an accepted socket if asked for. */
-void fl_accepted(const struct fl_opts *o, int fd);
+void flb_accepted(const struct fl_opts *o, int fd);
 /* A connected pair: client c, server s. */
-void fl_pair(const struct fl_opts *o, int *c, int *s);
+void flb_pair(const struct fl_opts *o, int *c, int *s);
 
-void fl_write_all(int fd, const uint8_t *p, size_t n);
+void flb_write_all(int fd, const uint8_t *p, size_t n);
 /* Reads exactly n bytes at stream offset *pos and checks them. */
-void fl_read_check(int fd, uint8_t *buf, size_t n, uint64_t *pos);
+void flb_read_check(int fd, uint8_t *buf, size_t n, uint64_t *pos);
 /* Checks n received bytes against the pattern at stream offset pos; exits
  * with a message if any is wrong. */
-void fl_check(const uint8_t *buf, size_t n, uint64_t pos);
+void flb_check(const uint8_t *buf, size_t n, uint64_t pos);
 
 /* The workloads; each prints one line of key=value pairs. */
 int fl_stream(const struct fl_opts *o);

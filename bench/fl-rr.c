@@ -44,7 +44,7 @@ static int fl_rr_read(struct fl_rr_conn *c, uint8_t *buf, size_t size)
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (r < 0)
-		fl_die("recv");
+		flb_die("recv");
 	if (r == 0) {
 		if (c->got) {
 			fprintf(stderr, "fl-bench: EOF inside a message\n");
@@ -52,7 +52,7 @@ static int fl_rr_read(struct fl_rr_conn *c, uint8_t *buf, size_t size)
 		}
 		return -1;
 	}
-	fl_check(buf, (size_t)r, c->rx);
+	flb_check(buf, (size_t)r, c->rx);
 	c->rx += (uint64_t)r;
 	c->got += (size_t)r;
 	if (c->got < size)
@@ -63,7 +63,7 @@ static int fl_rr_read(struct fl_rr_conn *c, uint8_t *buf, size_t size)
 
 static void fl_rr_send(struct fl_rr_conn *c, size_t size)
 {
-	fl_write_all(c->fd, fl_pat + c->tx % PERIOD, size);
+	flb_write_all(c->fd, fl_pat + c->tx % PERIOD, size);
 	c->tx += size;
 }
 
@@ -72,7 +72,7 @@ static void fl_epoll_add(int ep, int fd, void *ptr)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ptr };
 
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
-		fl_die("epoll_ctl");
+		flb_die("epoll_ctl");
 }
 
 /* Accepts --conns connections and echoes whole messages until all close. */
@@ -87,14 +87,14 @@ static void *fl_rr_serve(void *arg)
 	int ep = epoll_create1(0), i, n;
 
 	if (ep < 0 || !conns || !buf)
-		fl_die("server setup");
+		flb_die("server setup");
 	fl_epoll_add(ep, sv->l, NULL);
 	while (accepted < o->conns || open > 0) {
 		n = epoll_wait(ep, ev, 64, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			fl_die("epoll_wait");
+			flb_die("epoll_wait");
 		for (i = 0; i < n; i++) {
 			struct fl_rr_conn *c = ev[i].data.ptr;
 			int r;
@@ -103,8 +103,8 @@ static void *fl_rr_serve(void *arg)
 				int fd = accept(sv->l, NULL, NULL);
 
 				if (fd < 0)
-					fl_die("accept");
-				fl_accepted(o, fd);
+					flb_die("accept");
+				flb_accepted(o, fd);
 				c = &conns[accepted++];
 				c->fd = fd;
 				open++;
@@ -144,14 +144,14 @@ int fl_rr(const struct fl_opts *o)
 	int ep = epoll_create1(0), n, k;
 
 	if (ep < 0 || !conns || !buf)
-		fl_die("client setup");
-	sv.l = fl_listen(o, &a, &len);
+		flb_die("client setup");
+	sv.l = flb_listen(o, &a, &len);
 	pthread_create(&th, NULL, fl_rr_serve, &sv);
 	for (i = 0; i < o->conns; i++) {
-		conns[i].fd = fl_connect(o, &a, len);
+		conns[i].fd = flb_connect(o, &a, len);
 		fl_epoll_add(ep, conns[i].fd, &conns[i]);
 	}
-	t0 = fl_now();
+	t0 = flb_now();
 	for (i = 0; i < o->conns; i++)
 		fl_rr_send(&conns[i], o->size);
 	while (active > 0) {
@@ -159,7 +159,7 @@ int fl_rr(const struct fl_opts *o)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			fl_die("epoll_wait");
+			flb_die("epoll_wait");
 		for (k = 0; k < n; k++) {
 			struct fl_rr_conn *c = ev[k].data.ptr;
 			int r = fl_rr_read(c, buf, o->size);
@@ -171,7 +171,7 @@ int fl_rr(const struct fl_opts *o)
 			if (r == 0)
 				continue;
 			txns++;
-			if (fl_now() - t0 < o->seconds) {
+			if (flb_now() - t0 < o->seconds) {
 				fl_rr_send(c, o->size);
 				continue;
 			}
@@ -182,7 +182,7 @@ int fl_rr(const struct fl_opts *o)
 			shutdown(c->fd, SHUT_WR);
 		}
 	}
-	secs = fl_now() - t0;
+	secs = flb_now() - t0;
 	pthread_join(th, NULL);
 	if (sv.msgs != txns) {
 		fprintf(stderr, "fl-bench: server answered %ld, client counted %ld\n", sv.msgs, txns);

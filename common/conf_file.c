@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/libc_calls.h"
+#include "common/raw_calls.h"
 
 void fl_conf_read_file(struct fl_conf_input *in, char buf[FL_CONF_FILE_MAX])
 {
@@ -43,5 +43,5 @@ void fl_conf_read_file(struct fl_conf_input *in, char buf[FL_CONF_FILE_MAX])
 		in->buf = buf;
 		in->len = (size_t)n;
 	}
-	libc_close(fd);
+	fl_raw_close(fd);
 }

@@ -8,7 +8,7 @@
 
 #include "bpf_sys.h"
 #include "key.h"
-#include "common/libc_calls.h"
+#include "common/raw_calls.h"
 
 int fl_is_tcp_socket(int fd)
 {
@@ -16,14 +16,14 @@ int fl_is_tcp_socket(int fd)
 	socklen_t l = sizeof(int);
 
 	/* The type first: a UDP or non-socket fd costs one system call. */
-	if (libc_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
+	if (fl_raw_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) || type != SOCK_STREAM)
 		return 0;
 	l = sizeof(int);
-	if (libc_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) ||
+	if (fl_raw_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) ||
 	    (dom != AF_INET && dom != AF_INET6))
 		return 0;
 	l = sizeof(int);
-	return !libc_getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) && proto == IPPROTO_TCP;
+	return !fl_raw_getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) && proto == IPPROTO_TCP;
 }
 
 int fl_em_read(int sk_map, int fd, struct fl_sk *st)

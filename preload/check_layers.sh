@@ -6,8 +6,6 @@
 #   entry enroll rx tx socket kernel base common
 # A file may call and include only files of its own layer or of a layer
 # below it, and no two files may call or include each other in a circle.
-# One exception: common/ calls libc_<fn> trampolines (common/libc_calls.h),
-# which the shim defines in base/libc.c and the CLI in tools/libc_plain.c.
 # Calls are read from the objects (nm: what each defines and what it needs),
 # includes from the sources' #include "..." lines. Prints every violation;
 # exits 1 if there is any. OBJ_DIR/x/y.o is the object of x/y.c; run from
@@ -28,8 +26,7 @@ for o in "$@"; do
 		NF == 3 && $2 ~ /[TDBR]/ { print "D", f, $3 }'
 done > "$tmp.nm"
 awk '$1 == "D" { def[$3] = $2; next }
-     $1 == "U" && ($3 in def) && def[$3] != $2 &&
-     !($2 ~ /^common\// && $3 ~ /^libc_/) { print "call", $2, def[$3], $3 }' \
+     $1 == "U" && ($3 in def) && def[$3] != $2 { print "call", $2, def[$3], $3 }' \
 	"$tmp.nm" "$tmp.nm" | sort -u > "$tmp"
 # "include FROM TO" lines, for headers and sources of the shim and common/.
 for f in $(cd "$root" && for d in preload common; do [ ! -d "$d" ] || find "$d" -name '*.[ch]'; done | sort); do

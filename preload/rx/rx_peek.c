@@ -17,11 +17,6 @@
 #include "rx_inq.h"
 #include "rxq.h"
 
-static double fl_now(void)
-{
-	return fl_clock_s(CLOCK_MONOTONIC);
-}
-
 /* Peeks len bytes from offset at of the unread stream. Called locked. */
 static ssize_t fl_rx_peek_at(int fd, struct fl_rxq *q, uint8_t *buf, size_t at, size_t len)
 {
@@ -89,7 +84,7 @@ ssize_t fl_rx_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, size_
 	struct timeval tv = { 0, 0 };
 	socklen_t tl = sizeof(tv);
 	struct timespec nap = { 0, 1000000 };
-	double start = fl_now(), timeo = 0;
+	double start = fl_clock_s(CLOCK_MONOTONIC), timeo = 0;
 	int have = 0, fl = libc_fcntl(fd, F_GETFL, NULL);
 	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
 
@@ -104,7 +99,7 @@ ssize_t fl_rx_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, size_
 		/* Nothing more will come once the peer stopped sending. */
 		if (libc_poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
 			break;
-		if (timeo && fl_now() - start >= timeo)
+		if (timeo && fl_clock_s(CLOCK_MONOTONIC) - start >= timeo)
 			break;
 		if (!have) {
 			/* Wait for the first byte in the kernel, as a peek would. */

@@ -21,15 +21,10 @@
  * each wait itself; a tick of error there only decides whether to wait once
  * more.
  */
-static double fl_now_coarse(void)
-{
-	return fl_clock_s(CLOCK_MONOTONIC_COARSE);
-}
-
 void fl_rx_retry_init(struct fl_retry *r)
 {
 	r->started = true;
-	r->start = fl_now_coarse();
+	r->start = fl_clock_s(CLOCK_MONOTONIC_COARSE);
 	r->sigs = fl_sig_runs();
 }
 
@@ -61,7 +56,7 @@ bool fl_rx_retry_eagain(int fd, int flags, struct fl_retry *r)
 	}
 	if (tv.tv_sec || tv.tv_usec) {
 		timeo = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-		if (fl_now_coarse() - r->start >= timeo)
+		if (fl_clock_s(CLOCK_MONOTONIC_COARSE) - r->start >= timeo)
 			goto no; /* the receive timeout did expire: EAGAIN is right */
 	}
 	errno = saved;

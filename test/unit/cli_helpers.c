@@ -15,7 +15,6 @@
 #include "../../common/conf_value.c"
 #include "../../common/conf_rules.c"
 #include "../../common/conf_file.c"
-#include "../../tools/libc_plain.c"
 #include "../../tools/cli_conf.c"
 #include "../../tools/pin_dir.c"
 #include "../../tools/json.c"
