@@ -151,13 +151,13 @@ void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t
 	} else {
 		alone = s && fl_holders_others(fd) == 0;
 	}
-	e->tx = fl_tx_attach(fd, e->slot, e->gen, cookie);
+	e->sock = fl_tx_attach(fd, e->slot, e->gen, cookie);
 	/* Another process may write it too: its bytes and ours must reach
 	 * the kernel in the order the two write() calls returned (tx.h). */
-	if (e->tx && !alone)
-		fl_tx_set_shared(e->tx);
-	if (e->tx && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH))
-		fl_tx_set_through(e->tx, fd);
+	if (e->sock && !alone)
+		fl_tx_set_shared(e->sock);
+	if (e->sock && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH))
+		fl_tx_set_through(e->sock, fd);
 	fl_fd_retry_reset(e);
 	if (alone) {
 		__atomic_fetch_or(&s->flags, FL_SLOT_RX_READY, __ATOMIC_SEQ_CST);
@@ -223,8 +223,8 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
 		/* Nobody else holds it now: coalescing is ours to decide again
 		 * (a later fork marks it shared again, tx.c). */
-		if (e->tx)
-			fl_tx_set_alone(e->tx);
+		if (e->sock)
+			fl_tx_set_alone(e->sock);
 		ready = true;
 	}
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
@@ -245,7 +245,7 @@ int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 		return -ENOMEM;
 	e->slot = slot;
 	e->gen = gen;
-	e->tx = NULL;
+	e->sock = NULL;
 	fl_fd_retry_reset(e);
 	__atomic_store_n(&e->state, FL_FD_ENROLLING, __ATOMIC_RELEASE);
 	return 0;

@@ -16,7 +16,11 @@
  * Before fork(), each file takes the locks its child hook needs. tx.c's
  * hook first flushes every buffer, which runs the send path: that may count
  * in the maps, log and wake the flusher, so it runs before the maps', the
- * local addresses' and the flusher's locks are taken. Those three, and the
+ * local addresses' and the flusher's locks are taken. sock.c's comes right
+ * after tx.c's: its pool lock is a leaf, and the flush is best done before
+ * it marks every socket shared (so that no write that races the fork holds
+ * bytes back on that account until then); its child hook runs before
+ * tx.c's, which walks the objects (without their pool lock). Those three, and the
  * internal pipe's lock (splice.c), are leaves: a holder takes no other lock
  * of the shim's (it logs, lock-free, and registers own fds), so their order
  * among themselves cannot deadlock. The order is the one the files'
@@ -27,6 +31,7 @@ static void fl_fork_prepare(void)
 {
 	fl_splice_fork_prepare();
 	fl_tx_fork_prepare();
+	fl_sock_fork_prepare();
 	fl_maps_fork_prepare();
 	fl_addr_fork_prepare();
 	fl_flusher_fork_prepare();
@@ -38,6 +43,7 @@ static void fl_fork_parent(void)
 	fl_flusher_fork_parent();
 	fl_addr_fork_release();
 	fl_maps_fork_release();
+	fl_sock_fork_release();
 	fl_tx_fork_parent();
 	fl_splice_fork_parent();
 }
@@ -47,6 +53,7 @@ static void fl_fork_child(void)
 	fl_flusher_fork_child();
 	fl_addr_fork_release();
 	fl_maps_fork_release();
+	fl_sock_fork_release();
 	fl_tx_fork_child();
 	fl_splice_fork_child();
 }
