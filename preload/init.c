@@ -16,16 +16,15 @@
  * Before fork(), each file takes the locks its child hook needs. tx.c's
  * hook first flushes every buffer, which runs the send path: that may count
  * in the maps, log and wake the flusher, so it runs before the maps', the
- * local addresses' and the flusher's locks are taken. sock.c's comes right
- * after tx.c's: its pool lock is a leaf, and the flush is best done before
- * it marks every socket shared (so that no write that races the fork holds
- * bytes back on that account until then); its child hook runs before
- * tx.c's, which walks the objects (without their pool lock). Those three, and the
- * internal pipe's lock (splice.c), are leaves: a holder takes no other lock
- * of the shim's (it logs, lock-free, and registers own fds), so their order
- * among themselves cannot deadlock. The order is the one the files'
- * separate registrations had (pthread_atfork runs prepare handlers last
- * registered first, the pipe's registered last, at its first use).
+ * local addresses' and the flusher's locks are taken. Those three, sock.c's
+ * pool lock and the internal pipe's lock (splice.c) are leaves: a holder
+ * takes no other lock of the shim's (it logs, lock-free, and registers own
+ * fds), so their order among themselves cannot deadlock. The order is the
+ * one the files' separate registrations had (pthread_atfork runs prepare
+ * handlers last registered first, the pipe's registered last, at its first
+ * use). sock.c's hook comes right after tx.c's, whose pool lock it took
+ * over: the flush runs before it marks every socket shared, as it always
+ * did (a shared socket's buffer no longer coalesces on its own initiative).
  */
 static void fl_fork_prepare(void)
 {
