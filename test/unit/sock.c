@@ -217,10 +217,12 @@ static void a_slot_given_to_a_new_socket_gets_an_object_of_its_own(void **state)
 
 	(void)state;
 	assert_ptr_not_equal(new, old);
-	held(fl_sock_rxq(old, 1, true), "old");
 	assert_true(fl_sock_is(old, 1));
+	assert_true(fl_sock_is(new, 2));
+	held(&old->rxq, "old");
 	assert_null(fl_sock_rxq(new, 2, false));
-	assert_int_equal(fl_rxq_held(fl_sock_rxq(old, 1, false)), 3);
+	assert_int_equal(fl_rxq_held(&old->rxq), 3);
+	assert_int_equal(fl_rxq_held(&new->rxq), 0);
 	fl_sock_release(new, 2);
 	fl_sock_release(old, 1);
 }
