@@ -23,6 +23,7 @@
 #include "log.h"
 #include "maps.h"
 #include "slot.h"
+#include "sock.h"
 #include "sysctl.h"
 #include "tx.h"
 
@@ -151,7 +152,11 @@ void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t
 	} else {
 		alone = s && fl_holders_others(fd) == 0;
 	}
-	e->sock = fl_tx_attach(fd, e->slot, e->gen, cookie);
+	/* A socket adopted that this process holds through another fd already
+	 * (fl_sock_find) shares that fd's object, as a dup does. */
+	e->sock = inserted ? NULL : fl_sock_find(e->slot, e->gen, cookie);
+	if (!e->sock)
+		e->sock = fl_tx_attach(fd, e->slot, e->gen, cookie);
 	/* Another process may write it too: its bytes and ours must reach
 	 * the kernel in the order the two write() calls returned (tx.h). */
 	if (e->sock && !alone)

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "fastlocal.h" /* FL_SLOTS_MAX, FL_SLOT_IDX */
 #include "init_hooks.h"
 #include "rxq.h"
 
@@ -14,11 +15,16 @@
  * fl_sock_free and each object's next_free; it is a leaf (its holders take
  * no other lock). fl_sock_all lists every object ever made: pushed at its
  * head under the pool lock (release), read without it (acquire), never
- * shortened.
+ * shortened. fl_sock_newest (pool lock) is, for each slot index, the object
+ * last published for a socket in that slot while it is live: only a hint
+ * for fl_sock_find, checked against the identity asked for. A slot given
+ * to a new socket while this process still holds the old one points at the
+ * new one; the old one keeps its own object all the same.
  */
 static pthread_mutex_t fl_sock_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_sock *fl_sock_free;
 static struct fl_sock *fl_sock_all;
+static struct fl_sock *fl_sock_newest[FL_SLOTS_MAX];
 
 struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 			    const struct fl_sock_ops *ops)
@@ -51,6 +57,37 @@ struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 	return s;
 }
 
+void fl_sock_publish(struct fl_sock *s)
+{
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	fl_sock_newest[FL_SLOT_IDX(s->slot)] = s;
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+}
+
+/*
+ * IMPORTANT: the pool lock held across the look and the new reference is
+ * what makes this safe. An object can only be given to another socket
+ * after its last release puts it on the free list (under this lock), so
+ * the identity checked stays its own until the unlock; one whose last
+ * reference is going already has refs at 0, and is not taken.
+ */
+struct fl_sock *fl_sock_find(uint32_t slot, uint64_t gen, uint64_t cookie)
+{
+	struct fl_sock *s;
+	int refs = 0;
+
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	s = fl_sock_newest[FL_SLOT_IDX(slot)];
+	if (s && fl_sock_is(s, gen) && s->slot == slot && s->cookie == cookie) {
+		refs = __atomic_load_n(&s->refs, __ATOMIC_ACQUIRE);
+		while (refs > 0 && !__atomic_compare_exchange_n(&s->refs, &refs, refs + 1, false,
+								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			;
+	}
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+	return refs > 0 ? s : NULL;
+}
+
 void fl_sock_hold(struct fl_sock *s)
 {
 	__atomic_fetch_add(&s->refs, 1, __ATOMIC_ACQ_REL);
@@ -70,6 +107,8 @@ void fl_sock_release(struct fl_sock *s, int fd)
 		s->ops->retire(s);
 	fl_rxq_reset(&s->rxq);
 	pthread_mutex_lock(&fl_sock_pool_lock);
+	if (fl_sock_newest[FL_SLOT_IDX(s->slot)] == s)
+		fl_sock_newest[FL_SLOT_IDX(s->slot)] = NULL;
 	s->next_free = fl_sock_free;
 	fl_sock_free = s;
 	pthread_mutex_unlock(&fl_sock_pool_lock);

@@ -55,7 +55,8 @@ struct fl_sock_ops {
  *   rxq_made      atomic: fl_sock_rxq(.., true) was asked since the
  *                 object was given to this socket.
  *   tx            tx.lock (tx_state.h); rxq: rxq.lock (rxq.h).
- *   next_free     sock.c's fl_sock_pool_lock.
+ *   next_free     sock.c's fl_sock_pool_lock (and its table of the
+ *                 object last published for each slot).
  *   next_all      written once, before the object is published on the
  *                 list of all objects, which only ever grows.
  */
@@ -76,6 +77,20 @@ struct fl_sock {
  * memory is short. Its send buffer is its owner's to set up. */
 struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 			    const struct fl_sock_ops *ops);
+
+/* s is set up (its send buffer too): fl_sock_find may give it out. */
+void fl_sock_publish(struct fl_sock *s);
+
+/*
+ * The object of the socket slot/gen/cookie if this process already holds
+ * it through another fd (it adopts a socket it has: a copy received with
+ * SCM_RIGHTS, or two fds of one socket passed on through exec), with one
+ * more reference; else NULL. So that every fd of one socket shares one
+ * send buffer and one set of held bytes, as dups do. Looks only at the
+ * object last published for the slot, under the pool lock: not for the
+ * send/recv path.
+ */
+struct fl_sock *fl_sock_find(uint32_t slot, uint64_t gen, uint64_t cookie);
 
 /* One more fd of this process names the socket (dup). */
 void fl_sock_hold(struct fl_sock *s);

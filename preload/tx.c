@@ -194,6 +194,7 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 	if (!cfg->batch)
 		tx->flags |= FL_TXF_THROUGH;
 	pthread_mutex_unlock(&tx->lock);
+	fl_sock_publish(s);
 	return s;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Unit tests: the per-socket object (preload/sock.c): its identity and
- * generation check, its references, the pool that recycles it, and the
- * receive state it owns (with preload/rxq.c behind it). */
+ * generation check, its references, the pool that recycles it, finding
+ * it again for another fd, and the receive state it owns (with
+ * preload/rxq.c behind it). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -316,6 +317,93 @@ static void a_recycled_object_starts_with_no_receive_state(void **state)
 	fl_sock_release(t, 1);
 }
 
+static void a_published_live_object_is_found_with_one_more_reference(void **state)
+{
+	struct fl_sock *s = made(9, 3, 99);
+
+	(void)state;
+	fl_sock_publish(s);
+	assert_ptr_equal(fl_sock_find(9, 3, 99), s);
+	assert_int_equal(s->refs, 2);
+	fl_sock_release(s, 1);
+	fl_sock_release(s, 2);
+}
+
+static void an_object_not_published_is_not_found(void **state)
+{
+	struct fl_sock *s = made(10, 3, 99);
+
+	(void)state;
+	assert_null(fl_sock_find(10, 3, 99));
+	assert_int_equal(s->refs, 1);
+	fl_sock_release(s, 1);
+}
+
+static void another_generation_or_cookie_is_not_found(void **state)
+{
+	struct fl_sock *s = made(11, 3, 99);
+
+	(void)state;
+	fl_sock_publish(s);
+	assert_null(fl_sock_find(11, 4, 99));
+	assert_null(fl_sock_find(11, 3, 98));
+	assert_int_equal(s->refs, 1);
+	fl_sock_release(s, 1);
+}
+
+static void a_slot_reference_of_another_domain_is_not_found(void **state)
+{
+	struct fl_sock *s = made(12, 3, 99);
+
+	(void)state;
+	fl_sock_publish(s);
+	assert_null(fl_sock_find(12 | (1u << FL_SLOT_IDX_BITS), 3, 99));
+	fl_sock_release(s, 1);
+}
+
+static void a_released_object_is_not_found(void **state)
+{
+	struct fl_sock *s = made(13, 3, 99);
+
+	(void)state;
+	fl_sock_publish(s);
+	fl_sock_release(s, 1);
+	assert_null(fl_sock_find(13, 3, 99));
+	assert_int_equal(s->refs, 0);
+}
+
+static void a_recycled_object_is_not_found_before_it_is_published_again(void **state)
+{
+	struct fl_sock *s = made(14, 3, 99), *t;
+
+	(void)state;
+	fl_sock_publish(s);
+	fl_sock_release(s, 1);
+	t = made(14, 4, 100);
+	assert_ptr_equal(t, s);
+	assert_null(fl_sock_find(14, 4, 100));
+	fl_sock_publish(t);
+	assert_ptr_equal(fl_sock_find(14, 4, 100), t);
+	fl_sock_release(t, 1);
+	fl_sock_release(t, 2);
+}
+
+static void the_old_socket_of_a_reused_slot_keeps_its_object(void **state)
+{
+	struct fl_sock *old = made(15, 1, 10), *new = made(15, 2, 11);
+
+	(void)state;
+	fl_sock_publish(old);
+	fl_sock_publish(new);
+	assert_ptr_equal(fl_sock_find(15, 2, 11), new);
+	assert_null(fl_sock_find(15, 1, 10)); /* a hint only: a fresh object then */
+	assert_true(fl_sock_is(old, 1));
+	assert_int_equal(old->refs, 1);
+	fl_sock_release(new, 1);
+	fl_sock_release(new, 2);
+	fl_sock_release(old, 1);
+}
+
 static void found(struct fl_sock *s, void *arg)
 {
 	struct fl_sock **want = arg;
@@ -397,6 +485,13 @@ int main(void)
 		cmocka_unit_test_setup(another_generation_has_no_receive_state_even_when_asked, reset),
 		cmocka_unit_test_setup(no_object_has_no_receive_state, reset),
 		cmocka_unit_test_setup(a_recycled_object_starts_with_no_receive_state, reset),
+		cmocka_unit_test_setup(a_published_live_object_is_found_with_one_more_reference, reset),
+		cmocka_unit_test_setup(an_object_not_published_is_not_found, reset),
+		cmocka_unit_test_setup(another_generation_or_cookie_is_not_found, reset),
+		cmocka_unit_test_setup(a_slot_reference_of_another_domain_is_not_found, reset),
+		cmocka_unit_test_setup(a_released_object_is_not_found, reset),
+		cmocka_unit_test_setup(a_recycled_object_is_not_found_before_it_is_published_again, reset),
+		cmocka_unit_test_setup(the_old_socket_of_a_reused_slot_keeps_its_object, reset),
 		cmocka_unit_test_setup(every_object_made_is_visited, reset),
 		cmocka_unit_test_setup(a_released_object_is_still_visited, reset),
 		cmocka_unit_test_setup(fork_marks_every_socket_shared, reset),
