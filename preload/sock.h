@@ -43,12 +43,14 @@ struct fl_sock_ops {
 /*
  * Ownership: sock.c owns every object (the pool); the fd table's entries
  * and a thread's call in progress borrow it. Which lock guards what:
- *   slot, cookie  written by fl_sock_new before the object is published
- *                 (e->sock, release); constant until the last release.
+ *   slot, cookie, ops  written by fl_sock_new before the object is
+ *                 published (e->sock, release; fl_sock_publish); constant
+ *                 until the last release.
  *   gen           atomic: fl_sock_new, and FL_SOCK_GONE at the last
  *                 release; tx.c checks it with tx.lock held, so a retire
  *                 (which takes tx.lock) waits for a user that passed it.
- *   refs          atomic: fds of this process that name it.
+ *   refs          atomic: fds of this process that name it (fl_sock_find
+ *                 adds one only to a live object, under the pool lock).
  *   shared        atomic: another process may hold the socket too (it
  *                 forked, or the holders check said so); written with
  *                 tx.lock held (tx.c) or in fork's prepare step (sock.c).
