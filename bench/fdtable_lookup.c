@@ -13,11 +13,11 @@
 #include "../common/clock.h"
 #include "../preload/socket/fdtable.h"
 
-/* The fd table hands enrolled fds to the send buffers; none here. */
-void fl_tx_hold(struct fl_tx *tx);
-void fl_tx_release(struct fl_tx *tx, int fd);
-void fl_tx_hold(struct fl_tx *tx) { (void)tx; }
-void fl_tx_release(struct fl_tx *tx, int fd) { (void)tx; (void)fd; }
+/* The fd table hands enrolled fds to the socket objects; none here. */
+void fl_sock_hold(struct fl_sock *s);
+void fl_sock_release(struct fl_sock *s, int fd);
+void fl_sock_hold(struct fl_sock *s) { (void)s; }
+void fl_sock_release(struct fl_sock *s, int fd) { (void)s; (void)fd; }
 
 struct fl_hash_fd {
 	int fd;

@@ -20,9 +20,11 @@ void fl_adopt_init(void);   /* adopt.c: re-enrolls what exec passed on */
 void fl_splice_fork_prepare(void); /* splice.c: fl_ip_lock */
 void fl_splice_fork_parent(void);
 void fl_splice_fork_child(void);  /* closes the internal pipe */
-void fl_tx_fork_prepare(void);    /* tx.c: flushes, fl_pool_lock, fl_pending_lock */
+void fl_tx_fork_prepare(void);    /* tx.c: flushes, fl_pending_lock */
 void fl_tx_fork_parent(void);
 void fl_tx_fork_child(void);      /* drops the child's copies of buffers */
+void fl_sock_fork_prepare(void);  /* sock.c: fl_sock_pool_lock; every socket shared */
+void fl_sock_fork_release(void);
 void fl_maps_fork_prepare(void);  /* maps.c: fl_maps_lock */
 void fl_maps_fork_release(void);
 void fl_addr_fork_prepare(void);  /* local_addr.c: fl_addr_lock */

@@ -92,8 +92,8 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
 		/* Nobody else holds it now: coalescing is ours to decide again
 		 * (a later fork marks it shared again, tx.c). */
-		if (e->tx)
-			fl_tx_set_alone(e->tx);
+		if (e->sock)
+			fl_tx_set_alone(e->sock);
 		ready = true;
 	}
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);

@@ -22,6 +22,7 @@
 #include "kernel/slot.h"
 #include "kernel/sysctl.h"
 #include "socket/fdtable.h"
+#include "socket/sock.h"
 #include "tx/tx.h"
 
 #define FL_BUDGET_FALLBACK (4u << 20)
@@ -136,13 +137,17 @@ void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t
 	} else {
 		alone = s && fl_holders_others(fd) == 0;
 	}
-	e->tx = fl_tx_attach(fd, e->slot, e->gen, cookie);
+	/* A socket adopted that this process holds through another fd already
+	 * (fl_sock_find) shares that fd's object, as a dup does. */
+	e->sock = inserted ? NULL : fl_sock_find(e->slot, e->gen, cookie);
+	if (!e->sock)
+		e->sock = fl_tx_attach(fd, e->slot, e->gen, cookie);
 	/* Another process may write it too: its bytes and ours must reach
 	 * the kernel in the order the two write() calls returned (tx.h). */
-	if (e->tx && !alone)
-		fl_tx_set_shared(e->tx);
-	if (e->tx && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH))
-		fl_tx_set_through(e->tx, fd);
+	if (e->sock && !alone)
+		fl_tx_set_shared(e->sock);
+	if (e->sock && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH))
+		fl_tx_set_through(e->sock, fd);
 	fl_fd_retry_reset(e);
 	if (alone) {
 		__atomic_fetch_or(&s->flags, FL_SLOT_RX_READY, __ATOMIC_SEQ_CST);
@@ -169,7 +174,7 @@ int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
 		return -ENOMEM;
 	e->slot = slot;
 	e->gen = gen;
-	e->tx = NULL;
+	e->sock = NULL;
 	fl_fd_retry_reset(e);
 	__atomic_store_n(&e->state, FL_FD_ENROLLING, __ATOMIC_RELEASE);
 	return 0;

@@ -18,17 +18,21 @@
  * Before fork(), each file takes the locks its child hook needs. tx.c's
  * hook first flushes every buffer, which runs the send path: that may count
  * in the maps, log and wake the flusher, so it runs before the maps', the
- * local addresses' and the flusher's locks are taken. Those three, and the
- * internal pipe's lock (splice.c), are leaves: a holder takes no other lock
- * of the shim's (it logs, lock-free, and registers own fds), so their order
- * among themselves cannot deadlock. The order is the one the files'
- * separate registrations had (pthread_atfork runs prepare handlers last
- * registered first, the pipe's registered last, at its first use).
+ * local addresses' and the flusher's locks are taken. Those three, sock.c's
+ * pool lock and the internal pipe's lock (splice.c) are leaves: a holder
+ * takes no other lock of the shim's (it logs, lock-free, and registers own
+ * fds), so their order among themselves cannot deadlock. The order is the
+ * one the files' separate registrations had (pthread_atfork runs prepare
+ * handlers last registered first, the pipe's registered last, at its first
+ * use). sock.c's hook comes right after tx.c's, whose pool lock it took
+ * over: the flush runs before it marks every socket shared, as it always
+ * did (a shared socket's buffer no longer coalesces on its own initiative).
  */
 static void fl_fork_prepare(void)
 {
 	fl_splice_fork_prepare();
 	fl_tx_fork_prepare();
+	fl_sock_fork_prepare();
 	fl_maps_fork_prepare();
 	fl_addr_fork_prepare();
 	fl_flusher_fork_prepare();
@@ -40,6 +44,7 @@ static void fl_fork_parent(void)
 	fl_flusher_fork_parent();
 	fl_addr_fork_release();
 	fl_maps_fork_release();
+	fl_sock_fork_release();
 	fl_tx_fork_parent();
 	fl_splice_fork_parent();
 }
@@ -49,14 +54,13 @@ static void fl_fork_child(void)
 	fl_flusher_fork_child();
 	fl_addr_fork_release();
 	fl_maps_fork_release();
+	fl_sock_fork_release();
 	fl_tx_fork_child();
 	fl_splice_fork_child();
 }
 
 /*
  * At load, while the process is normally still single-threaded:
- * -. the fd table learns how to hold and release a send buffer (nothing
- *    is enrolled yet, so nothing needed them before);
  * 0. the settings are read (fl_config), and what was wrong with them is
  *    logged: first, as when the first reader of the settings logged it;
  * 1. the fork hooks, first, so that a fork() from anything below (or from
@@ -68,14 +72,8 @@ static void fl_fork_child(void)
  *    which reads the settings and opens the maps: last, with all the above
  *    in place.
  */
-static const struct fl_fd_tx_hooks fl_init_tx_hooks = {
-	.hold = fl_tx_hold,
-	.release = fl_tx_release,
-};
-
 __attribute__((constructor)) static void fl_init(void)
 {
-	fl_fd_set_tx_hooks(&fl_init_tx_hooks);
 	fl_log_config_warnings();
 	pthread_atfork(fl_fork_prepare, fl_fork_parent, fl_fork_child);
 	fl_crash_init();

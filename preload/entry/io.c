@@ -37,8 +37,9 @@
 #include "rx/reset.h"
 #include "rx/rx.h"
 #include "rx/rx_inq.h"
-#include "rx/rxq.h"
+#include "socket/rxq.h"
 #include "kernel/slot.h"
+#include "socket/sock.h"
 #include "tx/tx.h"
 #include "enroll/unpaired.h"
 
@@ -221,7 +222,8 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 	rx->on = e != NULL && st == FL_FD_ENROLLED;
 	rx->slot = e ? e->slot : 0;
 	rx->gen = e ? e->gen : 0;
-	rx->q = rx->on ? fl_rxq_get(rx->slot, rx->gen, false) : NULL;
+	rx->sock = rx->on ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL;
+	rx->q = rx->on ? fl_sock_rxq(rx->sock, rx->gen, false) : NULL;
 	if (!fl_rxq_active(rx->q))
 		rx->q = NULL;
 }
@@ -536,7 +538,7 @@ ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
  */
 static int fl_atmark(int fd, struct fl_fd *e, int *arg)
 {
-	struct fl_rxq *q = fl_rxq_get(e->slot, e->gen, false);
+	struct fl_rxq *q = fl_sock_rxq(e->sock, e->gen, false);
 	int redirected = 0;
 
 	if ((q && fl_rxq_held(q)) || (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0)) {
@@ -568,7 +570,7 @@ int fl_ioctl(int fd, unsigned long req, void *arg)
 		if (fl_fd_state(e) == FL_FD_ENROLLED && fl_slot_left(e->slot))
 			fl_fd_forget_socket(fd);
 		if (fl_fd_state(e) == FL_FD_ENROLLED) {
-			q = fl_rxq_get(e->slot, e->gen, false);
+			q = fl_sock_rxq(e->sock, e->gen, false);
 			r = fl_rx_inq_app(fd, q && fl_rxq_inline_forced(q), (int *)arg);
 			if (!r && q)
 				*(int *)arg += (int)fl_rxq_held(q);
@@ -594,7 +596,7 @@ int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 
 	if (level == SOL_SOCKET && name == SO_OOBINLINE && val && len && *len >= sizeof(int)) {
 		e = fl_fd_peek(fd);
-		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_rxq_get(e->slot, e->gen, false) : NULL;
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_sock_rxq(e->sock, e->gen, false) : NULL;
 		if (q && fl_rxq_inline_forced(q)) {
 			*(int *)val = 0;
 			*len = sizeof(int);
@@ -605,7 +607,7 @@ int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	if (level == SOL_SOCKET && name == SO_PEEK_OFF && val && len && *len >= sizeof(int) &&
 	    fl_compat_on()) {
 		e = fl_fd_peek(fd);
-		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_rxq_get(e->slot, e->gen, false) : NULL;
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_sock_rxq(e->sock, e->gen, false) : NULL;
 		if (q) {
 			*(int *)val = fl_rxq_peek_off(q);
 			*len = sizeof(int);

@@ -25,8 +25,9 @@
 #include "enroll/local_addr.h"
 #include "base/log.h"
 #include "base/own_fds.h"
-#include "rx/rxq.h"
+#include "socket/rxq.h"
 #include "kernel/slot.h"
+#include "socket/sock.h"
 #include "tx/tx.h"
 
 void fl_mark_connecting(int fd)
@@ -108,7 +109,7 @@ static void fl_close_reset_if_unread(int fd, struct fl_fd *e)
 	struct linger lg = { 1, 0 };
 	int redirected = 0, saved = errno;
 
-	if (!fl_compat_on() || !e->tx || !fl_tx_last_copy(e->tx) || fl_slot_left(e->slot))
+	if (!fl_compat_on() || !e->sock || !fl_sock_last_copy(e->sock) || fl_slot_left(e->slot))
 		return;
 	/* Bytes left in TCP's queue make TCP reset the connection itself;
 	 * bytes left in the redirected queue would just vanish, and the peer
@@ -150,8 +151,8 @@ int fl_shutdown(int fd, int how)
 
 	/* What was written goes before the FIN, as in TCP; writes after it
 	 * must reach the kernel, which fails them (tx.h, the verdict). */
-	if (fl_fd_state(e) == FL_FD_ENROLLED && e->tx && how != SHUT_RD)
-		fl_tx_shutdown(e->tx, fd);
+	if (fl_fd_state(e) == FL_FD_ENROLLED && e->sock && how != SHUT_RD)
+		fl_tx_shutdown(e->sock, fd);
 	r = libc_shutdown(fd, how);
 	saved = errno;
 	/* A socket that stopped reading gets its peer's bytes over TCP, which
@@ -173,8 +174,8 @@ FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
 	 * socket that enrolls later remembers it (enroll.c). */
 	if (fp && e)
 		__atomic_fetch_or(&e->flags, FL_FDF_THROUGH, __ATOMIC_RELAXED);
-	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && e->tx)
-		fl_tx_set_through(e->tx, fd);
+	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && e->sock)
+		fl_tx_set_through(e->sock, fd);
 	/*
 	 * IMPORTANT: glibc reads a FILE through its internal __read, which the
 	 * shim neither sees nor counts: on a socket in the sockhash such a read
@@ -284,7 +285,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		if (fl_fd_state(e) == FL_FD_ENROLLED) {
 			/* The redirect path ignores SO_PEEK_OFF: the shim keeps
 			 * it (rxq.h), and the kernel must not apply it as well. */
-			q = fl_rxq_get(e->slot, e->gen, true);
+			q = fl_sock_rxq(e->sock, e->gen, true);
 			if (q) {
 				memcpy(&v, val, sizeof(v));
 				fl_rxq_set_peek_off(q, v);
@@ -299,7 +300,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		/* Held on by the shim for now (rxq.h): the application's
 		 * value is noted there, the kernel's stays on until then. */
 		e = fl_fd_peek(fd);
-		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_rxq_get(e->slot, e->gen, false) : NULL;
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_sock_rxq(e->sock, e->gen, false) : NULL;
 		memcpy(&v, val, sizeof(v));
 		if (q && fl_rxq_set_oobinline(q, v))
 			return 0;
@@ -313,11 +314,11 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	if (level == IPPROTO_TCP && (name == TCP_NODELAY || name == TCP_CORK)) {
 		/* The send buffer follows TCP's own switches (tx.h). */
 		e = fl_fd_peek(fd);
-		if (fl_fd_state(e) == FL_FD_ENROLLED && e->tx) {
+		if (fl_fd_state(e) == FL_FD_ENROLLED && e->sock) {
 			if (name == TCP_NODELAY)
-				fl_tx_set_nodelay(e->tx, fd, v != 0);
+				fl_tx_set_nodelay(e->sock, fd, v != 0);
 			else
-				fl_tx_set_cork(e->tx, fd, v != 0);
+				fl_tx_set_cork(e->sock, fd, v != 0);
 		}
 		errno = saved;
 		return r;

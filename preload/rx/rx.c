@@ -14,8 +14,9 @@
 #include "rx_retry.h"
 #include "rx_trunc.h"
 #include "rx_waitall.h"
-#include "rxq.h"
+#include "socket/rxq.h"
 #include "kernel/slot.h"
+#include "socket/sock.h"
 #include "splice.h"
 
 /* The application's call as it is. */
@@ -68,10 +69,10 @@ static bool fl_rx_urgent(const struct fl_rx *rx, struct msghdr *msg, int flags, 
 
 	if (!(flags & MSG_OOB) || !rx->on || !fl_compat_on())
 		return false;
-	q = rx->q ? rx->q : fl_rxq_get(rx->slot, rx->gen, true);
+	q = rx->q ? rx->q : fl_sock_rxq(rx->sock, rx->gen, true);
 	if (!q)
 		return false; /* out of memory: as the kernel answers */
-	*n = fl_rx_oob_recv(rx->fd, q, msg, flags);
+	*n = fl_rx_oob_recv(rx->fd, rx->slot, rx->gen, q, msg, flags);
 	return true;
 }
 
@@ -87,7 +88,7 @@ static inline bool fl_rx_special(const struct fl_rx *rx, void *buf, size_t len, 
 	}
 	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
 	    !(flags & (MSG_DONTWAIT | MSG_TRUNC)) && buf) {
-		*n = fl_rx_peek_waitall(rx->fd, rx->slot, rx->gen, buf, len, flags);
+		*n = fl_rx_peek_waitall(rx->fd, fl_sock_rxq(rx->sock, rx->gen, true), buf, len, flags);
 		return true;
 	}
 	if (rx->q && buf) {

@@ -23,6 +23,7 @@
 
 struct fl_fd;
 struct fl_rxq;
+struct fl_sock;
 
 /* What a read credits its bytes to, captured before the call, and the
  * socket's early-taken bytes or emulated peek offset, if any (rxq.h).
@@ -31,6 +32,7 @@ struct fl_rx {
 	uint32_t slot;
 	uint64_t gen;
 	bool on;     /* enrolled: count the read in the slot, apply TCP's fixes */
+	struct fl_sock *sock; /* enrolled: the socket's object (sock.h), or NULL */
 	struct fl_rxq *q;
 	int fd;
 	struct fl_fd *pend; /* a pending fd's entry: the read counts there */

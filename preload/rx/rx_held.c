@@ -11,7 +11,7 @@
 #include "rx_inq.h"
 #include "rx_peek.h"
 #include "rx_waitall.h"
-#include "rxq.h"
+#include "socket/rxq.h"
 
 ssize_t fl_rx_held_recv(int fd, struct fl_rxq *q, void *buf, size_t len, int flags)
 {

@@ -11,7 +11,7 @@
 #include "base/libc.h"
 #include "base/log.h"
 #include "rx_inq.h"
-#include "rxq.h"
+#include "socket/rxq.h"
 #include "kernel/slot.h"
 
 /* Where TCP would put a one-byte answer of recv(MSG_OOB): the first byte of
@@ -45,7 +45,8 @@ static ssize_t fl_oob_nothing(int fd)
 	return -1;
 }
 
-ssize_t fl_rx_oob_recv(int fd, struct fl_rxq *q, struct msghdr *msg, int flags)
+ssize_t fl_rx_oob_recv(int fd, uint32_t slot, uint64_t gen, struct fl_rxq *q, struct msghdr *msg,
+		       int flags)
 {
 	struct iovec one, scratch;
 	struct msghdr m;
@@ -118,7 +119,7 @@ ssize_t fl_rx_oob_recv(int fd, struct fl_rxq *q, struct msghdr *msg, int flags)
 				/* The peer keeps redirecting faster than we take:
 				 * its bytes go over TCP from now on (and this loop
 				 * ends once the redirected queue is empty). */
-				fl_slot_blind(q->slot, q->gen, "recv(MSG_OOB) raced redirected bytes");
+				fl_slot_blind(slot, gen, "recv(MSG_OOB) raced redirected bytes");
 				blinded = true;
 			}
 			continue;

@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "base/libc.h"
 #include "rx_inq.h"
-#include "rxq.h"
+#include "socket/rxq.h"
 
 /* Peeks len bytes from offset at of the unread stream. Called locked. */
 static ssize_t fl_rx_peek_at(int fd, struct fl_rxq *q, uint8_t *buf, size_t at, size_t len)
@@ -76,10 +76,8 @@ ssize_t fl_rx_peek(int fd, struct fl_rxq *q, void *buf, size_t len)
 	return n;
 }
 
-ssize_t fl_rx_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, size_t len,
-			   int flags)
+ssize_t fl_rx_peek_waitall(int fd, struct fl_rxq *q, void *buf, size_t len, int flags)
 {
-	struct fl_rxq *q = fl_rxq_get(slot, gen, true);
 	size_t want = len + (q && fl_rxq_peek_off(q) > 0 ? (size_t)fl_rxq_peek_off(q) : 0);
 	struct timeval tv = { 0, 0 };
 	socklen_t tl = sizeof(tv);

@@ -19,10 +19,9 @@ struct fl_rxq;
  * advances. */
 ssize_t fl_rx_peek(int fd, struct fl_rxq *q, void *buf, size_t len);
 
-/* recv(MSG_PEEK|MSG_WAITALL) on the socket of slot/gen: waits until len
- * bytes are there (or EOF, an error, a signal, the receive timeout), then
- * peeks them across both queues. */
-ssize_t fl_rx_peek_waitall(int fd, uint32_t slot, uint64_t gen, void *buf, size_t len,
-			   int flags);
+/* recv(MSG_PEEK|MSG_WAITALL) on fd, whose held bytes are q (NULL: memory
+ * was short): waits until len bytes are there (or EOF, an error, a signal,
+ * the receive timeout), then peeks them across both queues. */
+ssize_t fl_rx_peek_waitall(int fd, struct fl_rxq *q, void *buf, size_t len, int flags);
 
 #endif

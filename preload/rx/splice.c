@@ -19,7 +19,7 @@
 #include "base/log.h"
 #include "base/own_fds.h"
 #include "rx_retry.h"
-#include "rxq.h"
+#include "socket/rxq.h"
 #include "base/signals.h"
 
 /* At most this much per call: one default pipe's worth (16 pages). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fdtable.c - what the shim knows about each file descriptor. */
 #include "fdtable.h"
+#include "sock.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,26 +52,17 @@ struct fl_fd *fl_fd_get(int fd)
 	return &c[fd & (FL_CHUNK_SIZE - 1)];
 }
 
-/* Set once by init.c, at load, before any entry has a send buffer;
- * read-only after (so no lock). */
-static const struct fl_fd_tx_hooks *fl_fd_tx;
-
-void fl_fd_set_tx_hooks(const struct fl_fd_tx_hooks *hooks)
-{
-	fl_fd_tx = hooks;
-}
-
 void fl_fd_forget_socket(int fd)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
-	struct fl_tx *tx;
+	struct fl_sock *s;
 
 	if (!e)
 		return;
-	tx = __atomic_exchange_n(&e->tx, NULL, __ATOMIC_ACQ_REL);
+	s = __atomic_exchange_n(&e->sock, NULL, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE);
-	if (tx)
-		fl_fd_tx->release(tx, fd);
+	if (s)
+		fl_sock_release(s, fd);
 }
 
 /*
@@ -175,9 +167,9 @@ void fl_fd_copy(int oldfd, int newfd)
 	dst->retry_at_us = fl_fd_now_us(); /* due at once */
 	dst->retry_gap_us = 0;
 	dst->inflight = 0;
-	dst->tx = state == FL_FD_ENROLLED ? src->tx : NULL;
-	if (dst->tx)
-		fl_fd_tx->hold(dst->tx);
+	dst->sock = state == FL_FD_ENROLLED ? src->sock : NULL;
+	if (dst->sock)
+		fl_sock_hold(dst->sock);
 	if (state == FL_FD_PENDING)
 		__atomic_fetch_or(&src->flags, FL_FDF_DUP, __ATOMIC_RELAXED);
 	__atomic_store_n(&dst->flags, __atomic_load_n(&src->flags, __ATOMIC_RELAXED),

@@ -48,7 +48,7 @@ enum fl_fd_state {
 #define FL_FDF_UNPAIRED_LEAVING (1u << 11) /* it decided to leave and the bytes
 					    * the peer sent are not all read yet */
 
-struct fl_tx;
+struct fl_sock;
 
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
@@ -58,7 +58,10 @@ struct fl_fd {
 	 * (CLOCK_MONOTONIC microseconds, wrapping), see fl_fd_retry_due */
 	uint32_t retry_at_us;
 	uint64_t gen;    /* with FL_FD_ENROLLED: the slot generation it owns */
-	struct fl_tx *tx; /* with FL_FD_ENROLLED: its send buffer, or NULL (tx.h) */
+	/* with FL_FD_ENROLLED: the socket's object (sock.h: its send buffer,
+	 * held receive bytes), one reference of it, or NULL (memory was
+	 * short); atomic, taken away with an exchange (fl_fd_forget_socket) */
+	struct fl_sock *sock;
 	/* with FL_FD_PENDING (atomic): bytes the application has read (the
 	 * slot's first "consumed" when it enrolls; bit 63 set while an
 	 * enrollment has taken the count, enroll.c), bytes moved either way,
@@ -149,7 +152,8 @@ static inline void fl_fd_retry_reset(struct fl_fd *e)
 }
 
 /* Forgets fd (close, or the target of dup2 before it is reused). An
- * enrolled fd first hands its buffered bytes to the kernel (tx.h). */
+ * enrolled fd lets go of its socket's object (fl_sock_release), which
+ * first hands its buffered bytes to the kernel. */
 void fl_fd_clear(int fd);
 
 /* Forgets the socket fd described (enrollment, send buffer) but keeps the
@@ -166,18 +170,5 @@ int fl_fd_next_enrolled(int from);
 
 /* Makes newfd describe what oldfd describes (dup and friends). */
 void fl_fd_copy(int oldfd, int newfd);
-
-/*
- * What the send layer does with an entry's send buffer when the table adds
- * a copy of it (dup) or forgets it (close): tx.c's fl_tx_hold and
- * fl_tx_release, set by init.c before any socket is enrolled. IMPORTANT: a
- * hook rather than a call because the fd table sits below the send layer
- * (docs/architecture.md) and must not call up into it.
- */
-struct fl_fd_tx_hooks {
-	void (*hold)(struct fl_tx *tx);
-	void (*release)(struct fl_tx *tx, int fd);
-};
-void fl_fd_set_tx_hooks(const struct fl_fd_tx_hooks *hooks);
 
 #endif

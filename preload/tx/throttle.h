@@ -25,11 +25,9 @@
  * (1 ms, doubling up to 1 s), kept in *hold (per socket, may be NULL).
  * Nothing the application can observe changes: a blocking write may
  * always take that long in TCP.
+ * The backoff is a struct fl_hold (throttle_hold.h).
  */
-struct fl_hold {
-	uint32_t at_us;  /* CLOCK_MONOTONIC microseconds (wrapping): next hold allowed */
-	uint32_t gap_us; /* the wait after the next failed hold; 0: none failed */
-};
+#include "socket/throttle_hold.h"
 
 /* Waits if it should. Returns 0, or -1 if fd no longer names the socket
  * that owns slot (its entry is stale: the caller forgets it). */

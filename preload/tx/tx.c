@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #include "base/log.h"
 #include "kernel/maps.h"
 #include "kernel/slot.h"
+#include "socket/sock.h"
 #include "throttle.h"
 #include "tx_policy.h"
 
@@ -29,38 +31,30 @@
 #define FL_CATCHUP_POLL_NS (20 * 1000LL)
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
 
-struct fl_tx {
-	pthread_mutex_t lock;   /* guards everything below but refs and links */
-	uint32_t slot;          /* the socket: its slot and generation */
-	uint64_t gen;
-	uint64_t cookie;        /* its SO_COOKIE, to recognise it through an fd */
-	int fd;                 /* an fd that named it when bytes were buffered */
-	uint32_t flags;         /* FL_TXF_* */
-	uint32_t len;           /* bytes buffered */
-	int err;                /* error of a flush the application did not see yet */
-	int64_t first_ns;       /* when the first buffered byte came (0: empty) */
-	uint8_t *buf;           /* fl_config()->flush_bytes */
-	int refs;               /* atomic: fds of this process that name it */
-	int shared;             /* another process may hold it too (it forked) */
-	uint32_t writes;        /* application writes in the buffer (for the stats) */
-	uint32_t checked_len;   /* len when the peer was last looked at */
-	bool peer_busy;         /* what it looked like then */
-	struct fl_hold hold;    /* the gate-reopening hold's backoff (throttle.h) */
-	int listed;             /* on fl_pending (guarded by fl_pending_lock) */
-	struct fl_tx *next_pending, *next_free, *next_all;
-};
+/* The object that embeds tx (sock.h): the socket's identity, its count of
+ * fds and whether another process may hold it. */
+static inline const struct fl_sock *fl_tx_sock(const struct fl_tx *tx)
+{
+	return (const struct fl_sock *)((const char *)tx - offsetof(struct fl_sock, tx));
+}
+
+/* Another process may hold the socket (read with tx->lock held). */
+static inline int fl_tx_shared(const struct fl_tx *tx)
+{
+	return __atomic_load_n(&fl_tx_sock(tx)->shared, __ATOMIC_RELAXED);
+}
 
 /*
- * Owned by this file. Transmit states are type-stable: never freed, only
- * recycled through fl_free (and reused with a new slot/gen), so a pointer a
- * racing thread still holds always points at a fl_tx, and the generation
- * check under its lock tells it the socket is gone.
- * fl_pool_lock guards fl_free and fl_all; fl_pending_lock guards fl_pending
- * and each tx's listed/next_pending. Lock order: a tx lock, then
- * fl_pending_lock; code holding fl_pending_lock only ever trylocks a tx.
+ * Owned by this file: the list of send buffers with bytes waiting, for the
+ * flushes that do not come from a write (the timer, a blocking call).
+ * The buffers themselves are part of their socket's object (sock.h), which
+ * is type-stable: a pointer a racing thread (the flusher) still holds
+ * always points at a fl_tx, and the generation check under its lock
+ * (fl_sock_is) tells it the socket is gone.
+ * fl_pending_lock guards fl_pending and each tx's listed/next_pending.
+ * Lock order: a tx lock, then fl_pending_lock; code holding
+ * fl_pending_lock only ever trylocks a tx.
  */
-static pthread_mutex_t fl_pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fl_tx *fl_free, *fl_all;
 static pthread_mutex_t fl_pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_tx *fl_pending;
 int fl_tx_pending_sockets;
@@ -104,7 +98,7 @@ static int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
 
 static void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
 {
-	struct fl_slot *s = fl_slot_at(tx->slot);
+	struct fl_slot *s = fl_slot_at(fl_tx_sock(tx)->slot);
 	int off = 0, saved = errno;
 
 	if (!s || __atomic_load_n(&s->dir, __ATOMIC_ACQUIRE) != FL_DIR_TCP)
@@ -116,7 +110,7 @@ static void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
 
 static bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
 {
-	struct fl_slot *s = fl_slot_at(tx->slot);
+	struct fl_slot *s = fl_slot_at(fl_tx_sock(tx)->slot);
 	int on = 1, saved = errno;
 
 	/* Only when the last message went over TCP: a redirected one ignores
@@ -150,44 +144,43 @@ static ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct ms
 	return n;
 }
 
-/* ------------------------------------------------------------- pool */
+/* ------------------------------------------------------------- the object */
 
-struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
+static void fl_tx_closing(struct fl_sock *s, int fd);
+static void fl_tx_retire(struct fl_sock *s);
+
+/* What releasing an fd's reference does to the send buffer (sock.h). */
+static const struct fl_sock_ops fl_tx_sock_ops = {
+	.closing = fl_tx_closing,
+	.retire = fl_tx_retire,
+};
+
+struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 {
 	const struct fl_config *cfg = fl_config();
+	struct fl_sock *s = fl_sock_new(slot, gen, cookie, &fl_tx_sock_ops);
 	struct fl_tx *tx;
 	int nodelay = 0, cork = 0;
 	socklen_t olen = sizeof(nodelay);
 
-	pthread_mutex_lock(&fl_pool_lock);
-	tx = fl_free;
-	if (tx)
-		fl_free = tx->next_free;
-	pthread_mutex_unlock(&fl_pool_lock);
-	if (!tx) {
-		tx = calloc(1, sizeof(*tx));
-		if (!tx)
-			return NULL;
+	if (!s)
+		return NULL;
+	tx = &s->tx;
+	if (!tx->made) {
+		/* A new object: its buffer once, kept while it is recycled. */
 		tx->buf = malloc(cfg->flush_bytes);
 		if (!tx->buf) {
-			free(tx);
+			fl_sock_release(s, fd); /* nothing to flush: !made */
 			return NULL;
 		}
 		pthread_mutex_init(&tx->lock, NULL);
-		pthread_mutex_lock(&fl_pool_lock);
-		tx->next_all = fl_all;
-		fl_all = tx;
-		pthread_mutex_unlock(&fl_pool_lock);
+		__atomic_store_n(&tx->made, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_lock(&tx->lock);
-	tx->slot = slot;
-	tx->gen = gen;
-	tx->cookie = cookie;
 	tx->fd = fd;
 	tx->len = 0;
 	tx->err = 0;
 	tx->first_ns = 0;
-	tx->shared = 0;
 	tx->hold = (struct fl_hold){ 0 };
 	/* Accepted sockets inherit TCP_NODELAY from their listener. With
 	 * batching off the state only counts the fds (io.c never sends
@@ -200,19 +193,9 @@ struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie)
 		tx->flags |= FL_TXF_CORK;
 	if (!cfg->batch)
 		tx->flags |= FL_TXF_THROUGH;
-	__atomic_store_n(&tx->refs, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&tx->lock);
-	return tx;
-}
-
-bool fl_tx_last_copy(struct fl_tx *tx)
-{
-	return __atomic_load_n(&tx->refs, __ATOMIC_ACQUIRE) == 1 && !tx->shared;
-}
-
-void fl_tx_hold(struct fl_tx *tx)
-{
-	__atomic_fetch_add(&tx->refs, 1, __ATOMIC_ACQ_REL);
+	fl_sock_publish(s);
+	return s;
 }
 
 /* ------------------------------------------------------------- buffer */
@@ -225,7 +208,7 @@ static bool fl_tx_fd_ok(const struct fl_tx *tx, int fd)
 	socklen_t len = sizeof(cookie);
 
 	return fd >= 0 && !libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
-	       cookie == tx->cookie;
+	       cookie == fl_tx_sock(tx)->cookie;
 }
 
 /*
@@ -286,7 +269,7 @@ static void fl_tx_fail(struct fl_tx *tx, int err)
 {
 	if (!tx->err)
 		tx->err = err;
-	fl_debug("slot %u: flushing %u buffered bytes failed: %s", tx->slot, tx->len,
+	fl_debug("slot %u: flushing %u buffered bytes failed: %s", fl_tx_sock(tx)->slot, tx->len,
 		 strerror(err));
 	tx->len = 0;
 	fl_tx_mark_empty(tx);
@@ -381,7 +364,7 @@ static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_usta
  */
 static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait, enum fl_ustat why)
 {
-	if (fl_throttle(fd, tx->slot, tx->len, flags, &tx->hold) < 0) {
+	if (fl_throttle(fd, fl_tx_sock(tx)->slot, tx->len, flags, &tx->hold) < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		return 0;
@@ -430,7 +413,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 	if (msg)
 		m = *msg;
 	/* Handing bytes to the kernel: wait here if the reader is a budget behind. */
-	if (fl_throttle(fd, tx->slot, pending + len, flags, &tx->hold) < 0) {
+	if (fl_throttle(fd, fl_tx_sock(tx)->slot, pending + len, flags, &tx->hold) < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		pending = 0;
@@ -490,7 +473,7 @@ static bool fl_tx_peer_unread(struct fl_tx *tx)
 {
 	uint32_t budget;
 	bool redirecting;
-	uint64_t unread = fl_slot_peer_unread(tx->slot, &budget, &redirecting);
+	uint64_t unread = fl_slot_peer_unread(fl_tx_sock(tx)->slot, &budget, &redirecting);
 
 	return redirecting && unread > 0;
 }
@@ -533,7 +516,7 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 	ssize_t r;
 
 	pthread_mutex_lock(&tx->lock);
-	if (tx->gen != gen) {
+	if (!fl_sock_is(fl_tx_sock(tx), gen)) {
 		/* The socket this fd named is gone (a close the shim missed). */
 		pthread_mutex_unlock(&tx->lock);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
@@ -574,7 +557,7 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 	}
 	/* Held or not (tx_policy.h); the reader is looked at only when that
 	 * decides: under TCP_NODELAY on every write, else now and then. */
-	switch (fl_txp_hold(tx->flags, tx->shared, more, len, cap)) {
+	switch (fl_txp_hold(tx->flags, fl_tx_shared(tx), more, len, cap)) {
 	case FL_TXP_HOLD:
 		hold = true;
 		break;
@@ -592,7 +575,7 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 			tx->err = 0;
 		}
 		if (!hold || fl_txp_large(len, cap)) {
-			enum fl_ustat why = fl_txp_flush_why(tx->flags, tx->shared, more, hold, len, cap);
+			enum fl_ustat why = fl_txp_flush_why(tx->flags, fl_tx_shared(tx), more, hold, len, cap);
 
 			tx->flags &= ~FL_TXF_MORE;
 			r = fl_tx_through(tx, fd, iov, iovcnt, len, flags & ~MSG_MORE, msg, why);
@@ -662,7 +645,7 @@ static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int i
 		return 0;
 	pthread_mutex_lock(&tx->lock);
 	corked = tx->flags & (FL_TXF_CORK | FL_TXF_MORE);
-	if (tx->gen != gen || tx->err || (tx->flags & FL_TXF_THROUGH) || (!tx->len && !corked) ||
+	if (!fl_sock_is(fl_tx_sock(tx), gen) || tx->err || (tx->flags & FL_TXF_THROUGH) || (!tx->len && !corked) ||
 	    tx->len + count > cap ||
 	    !(tx->len ? fl_tx_fd_names(tx, fd) : fl_tx_fd_ok(tx, fd)))
 		goto out;
@@ -722,26 +705,33 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	pthread_mutex_unlock(&tx->lock);
 }
 
-void fl_tx_release(struct fl_tx *tx, int fd)
+/* An fd lets go of the socket (sock.h, ops->closing). */
+static void fl_tx_closing(struct fl_sock *s, int fd)
 {
 	/* Every close pushes what is buffered into the kernel first: a TCP
 	 * close() delivers what was written, so must we. */
-	fl_tx_drain(tx, fd);
-	if (__atomic_sub_fetch(&tx->refs, 1, __ATOMIC_ACQ_REL) != 0)
+	if (s->tx.made)
+		fl_tx_drain(&s->tx, fd);
+}
+
+/* The last fd let go and the generation is FL_SOCK_GONE already (sock.c):
+ * a user that passed the generation check has finished once the lock is
+ * ours, and what it left is dropped. */
+static void fl_tx_retire(struct fl_sock *s)
+{
+	struct fl_tx *tx = &s->tx;
+
+	if (!tx->made)
 		return;
 	pthread_mutex_lock(&tx->lock);
-	tx->gen = ~0ULL; /* late users see a different socket */
 	tx->len = 0;
 	pthread_mutex_unlock(&tx->lock);
-	pthread_mutex_lock(&fl_pool_lock);
-	tx->next_free = fl_free;
-	fl_free = tx;
-	pthread_mutex_unlock(&fl_pool_lock);
 }
 
 /* ------------------------------------------------------------- flushes */
 
-void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why)
+/* fl_tx_flush_now, for a buffer in hand. */
+static void fl_tx_flush_sync(struct fl_tx *tx, int fd, enum fl_ustat why)
 {
 	pthread_mutex_lock(&tx->lock);
 	if (tx->len && fl_tx_fd_names(tx, fd))
@@ -752,8 +742,15 @@ void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why)
 	pthread_mutex_unlock(&tx->lock);
 }
 
-void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
+void fl_tx_flush_now(struct fl_sock *s, int fd, enum fl_ustat why)
 {
+	fl_tx_flush_sync(&s->tx, fd, why);
+}
+
+void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on)
+{
+	struct fl_tx *tx = &s->tx;
+
 	pthread_mutex_lock(&tx->lock);
 	if (on)
 		tx->flags |= FL_TXF_NODELAY;
@@ -762,41 +759,47 @@ void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on)
 	pthread_mutex_unlock(&tx->lock);
 	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
 	if (on)
-		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_OPTION);
+		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION);
 }
 
-void fl_tx_set_shared(struct fl_tx *tx)
+void fl_tx_set_shared(struct fl_sock *s)
 {
-	pthread_mutex_lock(&tx->lock);
-	tx->shared = 1;
-	pthread_mutex_unlock(&tx->lock);
+	pthread_mutex_lock(&s->tx.lock);
+	__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&s->tx.lock);
 }
 
-void fl_tx_set_alone(struct fl_tx *tx)
+void fl_tx_set_alone(struct fl_sock *s)
 {
-	pthread_mutex_lock(&tx->lock);
-	tx->shared = 0;
-	pthread_mutex_unlock(&tx->lock);
+	pthread_mutex_lock(&s->tx.lock);
+	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&s->tx.lock);
 }
 
-void fl_tx_set_through(struct fl_tx *tx, int fd)
+void fl_tx_set_through(struct fl_sock *s, int fd)
 {
-	fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_WRITE);
-	pthread_mutex_lock(&tx->lock);
-	tx->flags |= FL_TXF_THROUGH;
-	pthread_mutex_unlock(&tx->lock);
-}
+	struct fl_tx *tx = &s->tx;
 
-void fl_tx_shutdown(struct fl_tx *tx, int fd)
-{
-	fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_CLOSE);
+	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_WRITE);
 	pthread_mutex_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
 	pthread_mutex_unlock(&tx->lock);
 }
 
-void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on)
+void fl_tx_shutdown(struct fl_sock *s, int fd)
 {
+	struct fl_tx *tx = &s->tx;
+
+	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_CLOSE);
+	pthread_mutex_lock(&tx->lock);
+	tx->flags |= FL_TXF_THROUGH;
+	pthread_mutex_unlock(&tx->lock);
+}
+
+void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
+{
+	struct fl_tx *tx = &s->tx;
+
 	pthread_mutex_lock(&tx->lock);
 	if (on)
 		tx->flags |= FL_TXF_CORK;
@@ -804,7 +807,7 @@ void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on)
 		tx->flags &= ~FL_TXF_CORK;
 	pthread_mutex_unlock(&tx->lock);
 	if (!on)
-		fl_tx_flush_now(tx, fd, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
+		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
 }
 
 /*
@@ -893,16 +896,23 @@ void fl_tx_flush_all(void)
 	fl_tx_flush_all_why(FL_USTAT_FLUSH_WAIT);
 }
 
+/* fl_tx_drain_all, for one object: a live socket's buffer with bytes. */
+static void fl_tx_drain_one(struct fl_sock *s, void *arg)
+{
+	struct fl_tx *tx = &s->tx;
+
+	(void)arg;
+	if (__atomic_load_n(&tx->made, __ATOMIC_ACQUIRE) && __atomic_load_n(&s->refs, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED))
+		fl_tx_drain(tx, tx->fd);
+}
+
 void fl_tx_drain_all(void)
 {
-	struct fl_tx *tx;
-
-	pthread_mutex_lock(&fl_pool_lock);
-	for (tx = fl_all; tx; tx = tx->next_all)
-		if (__atomic_load_n(&tx->refs, __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED))
-			fl_tx_drain(tx, tx->fd);
-	pthread_mutex_unlock(&fl_pool_lock);
+	/* Every object, without the pool's lock: one released meanwhile is
+	 * still a fl_tx, and fl_tx_drain asks the kernel whether tx->fd
+	 * still names its socket before it sends. */
+	fl_sock_for_each(fl_tx_drain_one, NULL);
 }
 
 int64_t fl_tx_flush_expired(int64_t now_ns, bool *left)
@@ -964,7 +974,7 @@ static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t ge
 		n = fl_tx_sendfile_copy(batch, gen, fd, c->in_fd, c->offset, c->len, &took);
 		if (took)
 			return n;
-		fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
+		fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
 	}
 	corked = tx && fl_tx_nagle_cork(tx, fd, c->len);
 	n = fl_tx_syscall(fd, c);
@@ -975,7 +985,8 @@ static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t ge
 
 ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 {
-	struct fl_tx *tx = e ? __atomic_load_n(&e->tx, __ATOMIC_ACQUIRE) : NULL, *batch;
+	struct fl_sock *s = e ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL;
+	struct fl_tx *tx = s ? &s->tx : NULL, *batch;
 
 	c->stale = false;
 	/* Without a send buffer the throttle applies here, per write; with
@@ -985,14 +996,14 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 		c->stale = true; /* the fd names another file now */
 		return fl_tx_syscall(fd, c);
 	}
-	batch = tx && fl_tx_batching(tx) ? tx : NULL;
+	batch = s && fl_tx_batching(s) ? tx : NULL;
 	switch (c->kind) {
 	case FL_TX_SENDTO:
 		/* On a connected TCP socket the address is ignored (or
 		 * refused): the call goes as it is, after what the buffer
 		 * holds. */
 		if (batch && c->addr)
-			fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE);
+			fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE);
 		if (batch && !c->addr)
 			break;
 		return fl_tx_syscall(fd, c);
@@ -1000,7 +1011,7 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 		return fl_tx_sendfile(batch, tx, e ? e->gen : 0, fd, c);
 	case FL_TX_SPLICE:
 		if (batch) /* the pipe's bytes go after the buffer's */
-			fl_tx_flush_now(batch, fd, FL_USTAT_FLUSH_WRITE);
+			fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE);
 		return fl_tx_syscall(fd, c);
 	default:
 		if (batch)
@@ -1011,42 +1022,42 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 }
 
 /* fork(): every lock may be held by a thread that will not exist in the
- * child; the prepare step flushes what it can and takes the pool and pending
- * locks, the child starts with fresh tx locks and empty buffers. */
+ * child; the prepare step flushes what it can and takes the pending list's
+ * lock, the child starts with fresh tx locks and empty buffers. (The
+ * objects' pool lock and their "shared" mark are sock.c's, init.c.) */
 void fl_tx_fork_prepare(void)
 {
-	struct fl_tx *tx;
-
 	fl_tx_flush_all_why(FL_USTAT_FLUSH_CLOSE);
-	pthread_mutex_lock(&fl_pool_lock);
-	/* From now on two processes may hold each socket. */
-	for (tx = fl_all; tx; tx = tx->next_all)
-		tx->shared = 1;
 	pthread_mutex_lock(&fl_pending_lock);
 }
 
 void fl_tx_fork_parent(void)
 {
 	pthread_mutex_unlock(&fl_pending_lock);
-	pthread_mutex_unlock(&fl_pool_lock);
+}
+
+/* fl_tx_fork_child, for one object. */
+static void fl_tx_fork_child_one(struct fl_sock *s, void *arg)
+{
+	struct fl_tx *tx = &s->tx;
+
+	(void)arg;
+	if (!tx->made)
+		return;
+	pthread_mutex_init(&tx->lock, NULL);
+	tx->len = 0;
+	tx->first_ns = 0;
+	tx->listed = 0;
 }
 
 void fl_tx_fork_child(void)
 {
-	struct fl_tx *tx;
-
 	/* The parent still holds every buffered byte and will send it; the
 	 * child's copies would be sent twice, so they go. */
-	for (tx = fl_all; tx; tx = tx->next_all) {
-		pthread_mutex_init(&tx->lock, NULL);
-		tx->len = 0;
-		tx->first_ns = 0;
-		tx->listed = 0;
-	}
+	fl_sock_for_each(fl_tx_fork_child_one, NULL);
 	fl_pending = NULL;
 	fl_tx_pending_sockets = 0;
 	pthread_mutex_unlock(&fl_pending_lock);
-	pthread_mutex_unlock(&fl_pool_lock);
 }
 
 /* The process is exiting (exit(), return from main; init.c): push everything

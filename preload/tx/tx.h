@@ -37,29 +37,24 @@
 #include "base/config.h"
 #include "fastlocal.h" /* enum fl_ustat: why a flush happened */
 
-struct fl_tx;
+/* The per-socket object (sock.h), whose send buffer (tx_state.h) this file
+ * runs. Each function below takes the socket's object. */
+struct fl_sock;
 
-/* A transmit state for a newly enrolled socket (slot/gen identify it, cookie
- * is its SO_COOKIE), or NULL when memory is short. With FASTLOCAL_BATCH=off
- * it only counts the fds that name the socket (see fl_tx_last_copy). */
-struct fl_tx *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie);
-
-/* True if fd is the only fd naming the socket: no dup in this process and
- * no fork since it was enrolled (so its close() is the socket's close). */
-bool fl_tx_last_copy(struct fl_tx *tx);
+/* The object of a newly enrolled socket (slot/gen identify it, cookie is
+ * its SO_COOKIE) with its send buffer set up, or NULL when memory is
+ * short. With FASTLOCAL_BATCH=off the buffer is never used, and the
+ * object still counts the fds that name the socket (fl_sock_last_copy).
+ * Releasing an fd's reference (fl_sock_release, the fd table's close)
+ * first pushes the buffer into the kernel, waiting for room if need be. */
+struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cookie);
 
 /* True unless batching is off for the process (inline: every write asks). */
-static inline bool fl_tx_batching(const struct fl_tx *tx)
+static inline bool fl_tx_batching(const struct fl_sock *s)
 {
-	(void)tx;
+	(void)s;
 	return fl_config()->batch;
 }
-
-/* One more / one less fd of this process refers to tx (dup, close). Every
- * release first pushes the buffer into the kernel (waiting for room if
- * need be); the last returns tx to the pool. */
-void fl_tx_hold(struct fl_tx *tx);
-void fl_tx_release(struct fl_tx *tx, int fd);
 
 /* Which call of the write family, and its arguments. */
 enum fl_tx_kind {
@@ -99,26 +94,26 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c);
 
 /* Flushes tx before a call that must see its bytes in the kernel first
  * (sendfile, splice, shutdown, close): blocking unless the socket is not. */
-void fl_tx_flush_now(struct fl_tx *tx, int fd, enum fl_ustat why); /* why: FL_USTAT_FLUSH_* */
+void fl_tx_flush_now(struct fl_sock *s, int fd, enum fl_ustat why); /* why: FL_USTAT_FLUSH_* */
 
 /* From now on every write goes straight through (flushing first): the
  * socket is also written by a path the shim cannot see, e.g. a stdio
  * FILE from fdopen(), whose writes would overtake buffered bytes. */
-void fl_tx_set_through(struct fl_tx *tx, int fd);
+void fl_tx_set_through(struct fl_sock *s, int fd);
 
 /* Another process may hold the socket too: no coalescing on our own
  * initiative from now on (as after fork, tx.c). */
-void fl_tx_set_shared(struct fl_tx *tx);
-/* Nobody else holds the socket any more (preload/kernel/holders.h said so). */
-void fl_tx_set_alone(struct fl_tx *tx);
+void fl_tx_set_shared(struct fl_sock *s);
+/* Nobody else holds the socket any more (preload/holders.h said so). */
+void fl_tx_set_alone(struct fl_sock *s);
 
 /* shutdown(SHUT_WR): flush, then every later write goes straight to the
  * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. */
-void fl_tx_shutdown(struct fl_tx *tx, int fd);
+void fl_tx_shutdown(struct fl_sock *s, int fd);
 
 /* setsockopt hooks: TCP_NODELAY and TCP_CORK. */
-void fl_tx_set_nodelay(struct fl_tx *tx, int fd, bool on);
-void fl_tx_set_cork(struct fl_tx *tx, int fd, bool on);
+void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on);
+void fl_tx_set_cork(struct fl_sock *s, int fd, bool on);
 
 /*
  * Flushes every socket with buffered bytes (without blocking; what cannot

@@ -9,44 +9,40 @@
 
 #include "../../preload/socket/fdtable.c"
 
-/* Stand-ins for the send layer's hooks: what fdtable.c asks it to do with
- * a send buffer (fl_fd_set_tx_hooks, set by init.c in the shim). */
-static struct fl_tx *fake_tx = (struct fl_tx *)0x1000;
-static int tx_holds, tx_releases, tx_released_fd;
+/* Stand-ins for the socket object fdtable.c holds and releases (sock.h). */
+static struct fl_sock *fake_sock = (struct fl_sock *)0x1000;
+static int sock_holds, sock_releases, sock_released_fd;
 
-static void fake_hold(struct fl_tx *tx)
+void fl_sock_hold(struct fl_sock *s)
 {
-	assert_ptr_equal(tx, fake_tx);
-	tx_holds++;
+	assert_ptr_equal(s, fake_sock);
+	sock_holds++;
 }
 
-static void fake_release(struct fl_tx *tx, int fd)
+void fl_sock_release(struct fl_sock *s, int fd)
 {
-	assert_ptr_equal(tx, fake_tx);
-	tx_releases++;
-	tx_released_fd = fd;
+	assert_ptr_equal(s, fake_sock);
+	sock_releases++;
+	sock_released_fd = fd;
 }
-
-static const struct fl_fd_tx_hooks fake_hooks = { .hold = fake_hold, .release = fake_release };
 
 static int reset(void **state)
 {
 	(void)state;
-	fl_fd_set_tx_hooks(&fake_hooks);
 	fl_fd_clear_range(0, FL_FD_MAX - 1);
-	tx_holds = tx_releases = 0;
-	tx_released_fd = -1;
+	sock_holds = sock_releases = 0;
+	sock_released_fd = -1;
 	return 0;
 }
 
-/* fd enrolled in slot/gen with the fake send buffer. */
+/* fd enrolled in slot/gen with the fake socket object. */
 static struct fl_fd *enrolled(int fd, uint32_t slot, uint64_t gen)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
 	e->slot = slot;
 	e->gen = gen;
-	e->tx = fake_tx;
+	e->sock = fake_sock;
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
 	return e;
 }
@@ -84,7 +80,7 @@ static void a_neighbour_in_the_same_chunk_has_a_zeroed_entry(void **state)
 	assert_int_equal(fl_fd_peek(11)->flags, 0);
 }
 
-static void a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_buffer(void **state)
+static void a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_object(void **state)
 {
 	struct fl_fd *d;
 
@@ -95,21 +91,21 @@ static void a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_buffer(
 	assert_int_equal(fl_fd_state(d), FL_FD_ENROLLED);
 	assert_int_equal(d->slot, 42);
 	assert_int_equal(d->gen, 9);
-	assert_ptr_equal(d->tx, fake_tx);
-	assert_int_equal(tx_holds, 1);
+	assert_ptr_equal(d->sock, fake_sock);
+	assert_int_equal(sock_holds, 1);
 }
 
-static void closing_an_enrolled_fd_releases_its_buffer_once(void **state)
+static void closing_an_enrolled_fd_releases_its_object_once(void **state)
 {
 	(void)state;
 	enrolled(3, 42, 9);
 	fl_fd_clear(3);
-	assert_int_equal(tx_releases, 1);
-	assert_int_equal(tx_released_fd, 3);
+	assert_int_equal(sock_releases, 1);
+	assert_int_equal(sock_released_fd, 3);
 	assert_int_equal(fl_fd_state(fl_fd_peek(3)), FL_FD_UNKNOWN);
-	assert_null(fl_fd_peek(3)->tx);
+	assert_null(fl_fd_peek(3)->sock);
 	fl_fd_clear(3);
-	assert_int_equal(tx_releases, 1);
+	assert_int_equal(sock_releases, 1);
 }
 
 static void closing_an_fd_forgets_its_option_flags(void **state)
@@ -131,7 +127,7 @@ static void forgetting_the_socket_keeps_the_option_flags(void **state)
 	fl_fd_forget_socket(5);
 	assert_int_equal(fl_fd_state(e), FL_FD_UNKNOWN);
 	assert_int_equal(e->flags, FL_FDF_RCVBUF_SET);
-	assert_int_equal(tx_releases, 1);
+	assert_int_equal(sock_releases, 1);
 }
 
 static void a_copy_of_an_untracked_fd_clears_the_target(void **state)
@@ -140,7 +136,7 @@ static void a_copy_of_an_untracked_fd_clears_the_target(void **state)
 	enrolled(6, 2, 2);
 	fl_fd_copy(100, 6); /* 100: nothing recorded, no flags */
 	assert_int_equal(fl_fd_state(fl_fd_peek(6)), FL_FD_UNKNOWN);
-	assert_int_equal(tx_releases, 1);
+	assert_int_equal(sock_releases, 1);
 }
 
 static void a_copy_of_an_untracked_fd_with_flags_carries_them(void **state)
@@ -150,7 +146,7 @@ static void a_copy_of_an_untracked_fd_with_flags_carries_them(void **state)
 	fl_fd_copy(8, 9);
 	assert_int_equal(fl_fd_peek(9)->flags, FL_FDF_THROUGH);
 	assert_int_equal(fl_fd_state(fl_fd_peek(9)), FL_FD_UNKNOWN);
-	assert_null(fl_fd_peek(9)->tx);
+	assert_null(fl_fd_peek(9)->sock);
 }
 
 static void a_copy_of_a_pending_fd_marks_both_as_copies(void **state)
@@ -166,8 +162,8 @@ static void a_copy_of_a_pending_fd_marks_both_as_copies(void **state)
 	assert_true(fl_fd_peek(13)->flags & FL_FDF_DUP);
 	assert_int_equal(fl_fd_peek(13)->pend_read, 100); /* without the enrolling bit */
 	assert_int_equal(fl_fd_peek(13)->pend_moved, 300);
-	assert_null(fl_fd_peek(13)->tx);
-	assert_int_equal(tx_holds, 0);
+	assert_null(fl_fd_peek(13)->sock);
+	assert_int_equal(sock_holds, 0);
 }
 
 static void closing_a_pending_copy_makes_the_other_copy_check_at_once(void **state)
@@ -192,7 +188,7 @@ static void clear_range_forgets_every_fd_in_it_and_no_other(void **state)
 	assert_int_equal(fl_fd_state(fl_fd_peek(20)), FL_FD_UNKNOWN);
 	assert_int_equal(fl_fd_state(fl_fd_peek(21)), FL_FD_UNKNOWN);
 	assert_int_equal(fl_fd_state(fl_fd_peek(22)), FL_FD_ENROLLED);
-	assert_int_equal(tx_releases, 2);
+	assert_int_equal(sock_releases, 2);
 }
 
 static void next_enrolled_skips_other_states_and_empty_chunks(void **state)
@@ -301,8 +297,8 @@ int main(void)
 		cmocka_unit_test_setup(negative_and_too_large_fds_have_no_entry, reset),
 		cmocka_unit_test_setup(get_makes_the_entry_that_peek_then_finds, reset),
 		cmocka_unit_test_setup(a_neighbour_in_the_same_chunk_has_a_zeroed_entry, reset),
-		cmocka_unit_test_setup(a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_buffer, reset),
-		cmocka_unit_test_setup(closing_an_enrolled_fd_releases_its_buffer_once, reset),
+		cmocka_unit_test_setup(a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_object, reset),
+		cmocka_unit_test_setup(closing_an_enrolled_fd_releases_its_object_once, reset),
 		cmocka_unit_test_setup(closing_an_fd_forgets_its_option_flags, reset),
 		cmocka_unit_test_setup(forgetting_the_socket_keeps_the_option_flags, reset),
 		cmocka_unit_test_setup(a_copy_of_an_untracked_fd_clears_the_target, reset),

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../../preload/rx/rxq.c"
+#include "../../preload/socket/rxq.c"
 
 /* The fake redirected queue fl_rxq_fill_locked reads, and the last
  * SO_OOBINLINE it set. */
@@ -54,12 +54,16 @@ void fl_log(int level, const char *fmt, ...)
 	(void)fmt;
 }
 
-/* Each test has a slot of its own: the table outlives them. */
-static struct fl_rxq *fresh(uint32_t slot)
-{
-	struct fl_rxq *q = fl_rxq_get(slot, 1, true);
+/* Each test has a state of its own (static: what it holds stays
+ * reachable). Finding a socket's state is the socket object's
+ * (test/unit/sock.c). */
+static struct fl_rxq states[32];
 
-	assert_non_null(q);
+static struct fl_rxq *fresh(unsigned int i)
+{
+	struct fl_rxq *q = &states[i];
+
+	fl_rxq_init(q);
 	return q;
 }
 
@@ -84,14 +88,6 @@ static ssize_t put(void *ctx, const void *p, size_t n)
 	return (ssize_t)k;
 }
 
-static void a_socket_without_state_has_none_unless_asked_to_make_it(void **state)
-{
-	(void)state;
-	assert_null(fl_rxq_get(1, 1, false));
-	assert_non_null(fl_rxq_get(1, 1, true));
-	assert_non_null(fl_rxq_get(1, 1, false));
-}
-
 static void a_new_state_holds_nothing_and_has_no_peek_offset(void **state)
 {
 	struct fl_rxq *q = fresh(2);
@@ -102,33 +98,33 @@ static void a_new_state_holds_nothing_and_has_no_peek_offset(void **state)
 	assert_false(fl_rxq_active(q));
 }
 
-static void the_index_alone_finds_the_state_of_a_slot_reference(void **state)
-{
-	struct fl_rxq *q = fl_rxq_get(3 | (5u << FL_SLOT_IDX_BITS), 1, true);
-
-	(void)state;
-	assert_non_null(q);
-	assert_ptr_equal(fl_rxq_get(3, 1, false), q);
-}
-
-static void another_generation_is_not_found_without_create(void **state)
-{
-	(void)state;
-	fresh(4);
-	assert_null(fl_rxq_get(4, 2, false));
-}
-
-static void a_new_generation_starts_afresh(void **state)
+static void reset_drops_the_held_bytes_and_the_peek_offset(void **state)
 {
 	struct fl_rxq *q = fresh(5);
 
 	(void)state;
 	held(q, "old");
 	fl_rxq_set_peek_off(q, 2);
-	assert_ptr_equal(fl_rxq_get(5, 2, true), q);
+	q->inline_forced = true;
+	fl_rxq_reset(q);
 	assert_int_equal(fl_rxq_held(q), 0);
 	assert_int_equal(fl_rxq_peek_off(q), -1);
-	assert_int_equal(q->gen, 2);
+	assert_null(q->buf);
+	assert_int_equal(q->off, 0);
+	assert_false(q->inline_forced);
+	assert_false(fl_rxq_active(q));
+}
+
+static void a_reset_state_holds_new_bytes_again(void **state)
+{
+	struct fl_rxq *q = fresh(4);
+
+	(void)state;
+	held(q, "old");
+	fl_rxq_reset(q);
+	held(q, "new");
+	assert_int_equal(fl_rxq_held(q), 3);
+	assert_memory_equal(q->buf + q->off, "new", 3);
 }
 
 static void appended_bytes_are_held_in_order(void **state)
@@ -288,11 +284,9 @@ static void unforcing_turns_oobinline_off_for_the_kernel(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(a_socket_without_state_has_none_unless_asked_to_make_it),
 		cmocka_unit_test(a_new_state_holds_nothing_and_has_no_peek_offset),
-		cmocka_unit_test(the_index_alone_finds_the_state_of_a_slot_reference),
-		cmocka_unit_test(another_generation_is_not_found_without_create),
-		cmocka_unit_test(a_new_generation_starts_afresh),
+		cmocka_unit_test(reset_drops_the_held_bytes_and_the_peek_offset),
+		cmocka_unit_test(a_reset_state_holds_new_bytes_again),
 		cmocka_unit_test(appended_bytes_are_held_in_order),
 		cmocka_unit_test(dropping_some_bytes_keeps_the_rest),
 		cmocka_unit_test(dropping_every_byte_empties_the_state),

@@ -9,8 +9,9 @@
  * redirected part into this per-socket buffer; from then on every read of
  * the socket through the shim is served from it first, in order. The
  * redirect path also ignores SO_PEEK_OFF; the shim keeps the offset itself.
- * Nothing here exists for a socket that never needs it: the read path pays
- * one table load.
+ * The state is part of the socket's object (sock.h, fl_sock_rxq), which
+ * says whether it was ever asked for: until then the read path pays one
+ * load and a compare.
  *
  * This is the data structure only; the reads served from it are rx_held.c,
  * rx_peek.c and rx_oob.c, which hold q->lock while they use the fields.
@@ -25,12 +26,10 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-/* Fields are read and written with lock held (len also atomically, for
- * fl_rxq_active's unlocked look). */
+/* Owned by the socket's object (sock.h). Fields are read and written with
+ * lock held (len also atomically, for fl_rxq_active's unlocked look). */
 struct fl_rxq {
 	pthread_mutex_t lock; /* guards everything below */
-	uint64_t gen;         /* the socket: its slot's generation */
-	uint32_t slot;        /* and its slot */
 	uint8_t *buf;         /* held bytes are buf[off, len) */
 	size_t len, off;
 	int peek_off;         /* emulated SO_PEEK_OFF, -1: off */
@@ -38,8 +37,10 @@ struct fl_rxq {
 			       * application (rx_oob.c says why) */
 };
 
-/* The state of the socket in slot/gen, or NULL (create: make one). */
-struct fl_rxq *fl_rxq_get(uint32_t slot, uint64_t gen, bool create);
+/* A state holding nothing (once, when its object is made), and the same
+ * again when its socket is gone (the held bytes are freed). */
+void fl_rxq_init(struct fl_rxq *q);
+void fl_rxq_reset(struct fl_rxq *q);
 
 /* True if reads must be served through q (bytes held, or SO_PEEK_OFF):
  * rx_held.h. */

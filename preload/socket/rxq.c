@@ -9,59 +9,28 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "fastlocal.h"
 #include "base/libc.h"
 #include "base/log.h"
-#include "kernel/slot.h"
 
-
-/*
- * Owned by this file: one state per slot, made on first need and reused
- * (a new generation resets it), never freed, so a pointer stays valid.
- * Published with a CAS; the state's own lock guards its contents.
- */
-static struct fl_rxq *fl_rxqs[FL_SLOTS_MAX];
-
-struct fl_rxq *fl_rxq_get(uint32_t slot, uint64_t gen, bool create)
+void fl_rxq_init(struct fl_rxq *q)
 {
-	struct fl_rxq *q, *expect = NULL;
-	uint32_t ref = slot;
+	pthread_mutex_init(&q->lock, NULL);
+	q->buf = NULL;
+	q->len = q->off = 0;
+	q->peek_off = -1;
+	q->inline_forced = false;
+}
 
-	/* By index in the slot's domain: a process only ever has slots of
-	 * its own one domain (slot.h), so the index alone is unique. */
-	slot = FL_SLOT_IDX(slot);
-	q = __atomic_load_n(&fl_rxqs[slot], __ATOMIC_ACQUIRE);
-	if (!q && create) {
-		q = calloc(1, sizeof(*q));
-		if (!q)
-			return NULL;
-		pthread_mutex_init(&q->lock, NULL);
-		q->peek_off = -1;
-		q->gen = gen;
-		q->slot = ref;
-		if (!__atomic_compare_exchange_n(&fl_rxqs[slot], &expect, q, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			free(q);
-			q = expect;
-		}
-	}
-	if (!q)
-		return NULL;
-	if (__atomic_load_n(&q->gen, __ATOMIC_ACQUIRE) != gen) {
-		if (!create)
-			return NULL;
-		/* The slot belongs to a new socket: start afresh. */
-		pthread_mutex_lock(&q->lock);
-		free(q->buf);
-		q->buf = NULL;
-		q->len = q->off = 0;
-		q->peek_off = -1;
-		q->inline_forced = false;
-		q->slot = ref;
-		__atomic_store_n(&q->gen, gen, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&q->lock);
-	}
-	return q;
+void fl_rxq_reset(struct fl_rxq *q)
+{
+	pthread_mutex_lock(&q->lock);
+	free(q->buf);
+	q->buf = NULL;
+	q->off = 0;
+	__atomic_store_n(&q->len, 0, __ATOMIC_RELEASE);
+	q->peek_off = -1;
+	q->inline_forced = false;
+	pthread_mutex_unlock(&q->lock);
 }
 
 bool fl_rxq_active(const struct fl_rxq *q)

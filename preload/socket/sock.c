@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sock.c - one object per enrolled socket, and their pool (sock.h). */
+#include "sock.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "fastlocal.h" /* FL_SLOTS_MAX, FL_SLOT_IDX */
+#include "base/init_hooks.h"
+#include "rxq.h"
+
+/*
+ * Owned by this file. Objects are never freed: a released one goes on
+ * fl_sock_free and is given to the next socket. fl_sock_pool_lock guards
+ * fl_sock_free and each object's next_free; it is a leaf (its holders take
+ * no other lock). fl_sock_all lists every object ever made: pushed at its
+ * head under the pool lock (release), read without it (acquire), never
+ * shortened. fl_sock_newest (pool lock) is, for each slot index, the object
+ * last published for a socket in that slot while it is live: only a hint
+ * for fl_sock_find, checked against the identity asked for. A slot given
+ * to a new socket while this process still holds the old one points at the
+ * new one; the old one keeps its own object all the same.
+ */
+static pthread_mutex_t fl_sock_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fl_sock *fl_sock_free;
+static struct fl_sock *fl_sock_all;
+static struct fl_sock *fl_sock_newest[FL_SLOTS_MAX];
+
+struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
+			    const struct fl_sock_ops *ops)
+{
+	struct fl_sock *s;
+
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	s = fl_sock_free;
+	if (s)
+		fl_sock_free = s->next_free;
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->gen = FL_SOCK_GONE;
+		fl_rxq_init(&s->rxq);
+		pthread_mutex_lock(&fl_sock_pool_lock);
+		s->next_all = fl_sock_all;
+		__atomic_store_n(&fl_sock_all, s, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&fl_sock_pool_lock);
+	}
+	s->slot = slot;
+	s->cookie = cookie;
+	s->ops = ops;
+	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->rxq_made, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->refs, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->gen, gen, __ATOMIC_RELEASE);
+	return s;
+}
+
+void fl_sock_publish(struct fl_sock *s)
+{
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	fl_sock_newest[FL_SLOT_IDX(s->slot)] = s;
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+}
+
+/*
+ * IMPORTANT: the pool lock held across the look and the new reference is
+ * what makes this safe. An object can only be given to another socket
+ * after its last release puts it on the free list (under this lock), so
+ * the identity checked stays its own until the unlock; one whose last
+ * reference is going already has refs at 0, and is not taken.
+ */
+struct fl_sock *fl_sock_find(uint32_t slot, uint64_t gen, uint64_t cookie)
+{
+	struct fl_sock *s;
+	int refs = 0;
+
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	s = fl_sock_newest[FL_SLOT_IDX(slot)];
+	if (s && fl_sock_is(s, gen) && s->slot == slot && s->cookie == cookie) {
+		refs = __atomic_load_n(&s->refs, __ATOMIC_ACQUIRE);
+		while (refs > 0 && !__atomic_compare_exchange_n(&s->refs, &refs, refs + 1, false,
+								__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			;
+	}
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+	return refs > 0 ? s : NULL;
+}
+
+void fl_sock_hold(struct fl_sock *s)
+{
+	__atomic_fetch_add(&s->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+void fl_sock_release(struct fl_sock *s, int fd)
+{
+	/* First the buffer's owner flushes through fd (tx.c: a TCP close()
+	 * delivers what was written, so must we). */
+	if (s->ops && s->ops->closing)
+		s->ops->closing(s, fd);
+	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	/* Late users see a different socket. */
+	__atomic_store_n(&s->gen, FL_SOCK_GONE, __ATOMIC_RELEASE);
+	if (s->ops && s->ops->retire)
+		s->ops->retire(s);
+	fl_rxq_reset(&s->rxq);
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	if (fl_sock_newest[FL_SLOT_IDX(s->slot)] == s)
+		fl_sock_newest[FL_SLOT_IDX(s->slot)] = NULL;
+	s->next_free = fl_sock_free;
+	fl_sock_free = s;
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+}
+
+void fl_sock_for_each(void (*fn)(struct fl_sock *s, void *arg), void *arg)
+{
+	struct fl_sock *s;
+
+	for (s = __atomic_load_n(&fl_sock_all, __ATOMIC_ACQUIRE); s; s = s->next_all)
+		fn(s, arg);
+}
+
+/* fork(): the pool lock may be held by a thread that will not exist in
+ * the child, so it is taken across the fork; and from now on two
+ * processes may hold each socket (its send buffer no longer coalesces on
+ * its own initiative, tx.c). */
+void fl_sock_fork_prepare(void)
+{
+	struct fl_sock *s;
+
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	for (s = fl_sock_all; s; s = s->next_all)
+		__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
+}
+
+void fl_sock_fork_release(void)
+{
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * tx_state.h - the send buffer of one socket: a struct only, embedded in
+ * the per-socket object (sock.h) and used by tx.c alone.
+ *
+ * It is not in tx.h because sock.h embeds it and tx.c includes sock.h:
+ * with the struct in tx.h the two files would include each other's round
+ * in a circle (preload/check_loops.sh).
+ */
+#ifndef FL_TX_STATE_H
+#define FL_TX_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "throttle_hold.h"
+
+/*
+ * Owned by the socket object that embeds it (sock.h) and used by tx.c
+ * only. lock guards every field but listed and next_pending (tx.c's
+ * fl_pending_lock) and made (atomic: set once, when the object is first
+ * given to a socket, and never cleared). The
+ * socket's identity (slot, generation, cookie), its count of fds and
+ * whether another process may hold it are the object's (sock.h); tx.c
+ * reads them with its lock held where a decision depends on them.
+ */
+struct fl_tx {
+	pthread_mutex_t lock;
+	bool made;              /* lock and buf are set up (tx.c, fl_tx_attach) */
+	int fd;                 /* an fd that named it when bytes were buffered */
+	uint32_t flags;         /* FL_TXF_* (tx_policy.h) */
+	uint32_t len;           /* bytes buffered */
+	int err;                /* error of a flush the application did not see yet */
+	int64_t first_ns;       /* when the first buffered byte came (0: empty) */
+	uint8_t *buf;           /* fl_config()->flush_bytes */
+	uint32_t writes;        /* application writes in the buffer (for the stats) */
+	uint32_t checked_len;   /* len when the peer was last looked at */
+	bool peer_busy;         /* what it looked like then */
+	struct fl_hold hold;    /* the gate-reopening hold's backoff (throttle.h) */
+	int listed;             /* on tx.c's pending list (fl_pending_lock) */
+	struct fl_tx *next_pending;
+};
+
+#endif
