@@ -104,7 +104,7 @@ void fl_tx_set_through(struct fl_sock *s, int fd);
 /* Another process may hold the socket too: no coalescing on our own
  * initiative from now on (as after fork, tx.c). */
 void fl_tx_set_shared(struct fl_sock *s);
-/* Nobody else holds the socket any more (preload/holders.h said so). */
+/* Nobody else holds the socket any more (preload/kernel/holders.h said so). */
 void fl_tx_set_alone(struct fl_sock *s);
 
 /* shutdown(SHUT_WR): flush, then every later write goes straight to the

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests: the per-socket object (preload/sock.c): its identity and
+/* Unit tests: the per-socket object (preload/socket/sock.c): its identity and
  * generation check, its references, the pool that recycles it, finding
  * it again for another fd, and the receive state it owns (with
- * preload/rxq.c behind it). */
+ * preload/socket/rxq.c behind it). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
