@@ -14,7 +14,7 @@ OTHER=$W/elsewhere/out
 
 build_elsewhere() {
 	mkdir -p "$W/src" &&
-		cp -r "$FL_TEST_TOP/Makefile" "$FL_TEST_TOP/bpf" "$FL_TEST_TOP/tools" "$FL_TEST_TOP/preload" "$W/src/" ||
+		cp -r "$FL_TEST_TOP/Makefile" "$FL_TEST_TOP/bpf" "$FL_TEST_TOP/tools" "$FL_TEST_TOP/preload" "$FL_TEST_TOP/common" "$W/src/" ||
 		t_fail "cannot copy the sources to $W/src" || return 1
 	make -s -C "$W/src" SAN=0 BUILD="$OTHER" CFLAGS= "$OTHER/fastlocal" >"$T_TMP/make.log" 2>&1 ||
 		t_fail "the build in $W/src failed: $(tail -c 600 "$T_TMP/make.log")"
