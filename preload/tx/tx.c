@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* tx.c - corked delivery: the per-socket send buffer and when it is flushed. */
+/* tx.c - corked delivery: the one send entry (fl_tx_send) and the per-socket
+ * send buffer's filling; handing it to the kernel is tx_flush.c's. */
 #include "tx.h"
+#include "tx_flush.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,123 +28,7 @@
 #include "throttle.h"
 #include "tx_policy.h"
 
-/* How often the flusher thread looks whether the reader of bytes held
- * under TCP_NODELAY has caught up (fl_tx_try_flush). */
-#define FL_CATCHUP_POLL_NS (20 * 1000LL)
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
-
-/* The object that embeds tx (sock.h): the socket's identity, its count of
- * fds and whether another process may hold it. */
-static inline const struct fl_sock *fl_tx_sock(const struct fl_tx *tx)
-{
-	return (const struct fl_sock *)((const char *)tx - offsetof(struct fl_sock, tx));
-}
-
-/* Another process may hold the socket (read with tx->lock held). */
-static inline int fl_tx_shared(const struct fl_tx *tx)
-{
-	return __atomic_load_n(&fl_tx_sock(tx)->shared, __ATOMIC_RELAXED);
-}
-
-/*
- * Owned by this file: the list of send buffers with bytes waiting, for the
- * flushes that do not come from a write (the timer, a blocking call).
- * The buffers themselves are part of their socket's object (sock.h), which
- * is type-stable: a pointer a racing thread (the flusher) still holds
- * always points at a fl_tx, and the generation check under its lock
- * (fl_sock_is) tells it the socket is gone.
- * fl_pending_lock guards fl_pending and each tx's listed/next_pending.
- * Lock order: a tx lock, then fl_pending_lock; code holding
- * fl_pending_lock only ever trylocks a tx.
- */
-static pthread_mutex_t fl_pending_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fl_tx *fl_pending;
-int fl_tx_pending_sockets;
-
-/* How long buffered bytes may wait (tx_policy.h). */
-static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
-{
-	return fl_txp_delay_ns(tx->flags, fl_config()->flush_usec);
-}
-
-/* ------------------------------------------------------------- Nagle */
-
-/*
- * IMPORTANT: tcp_bpf hands an enrolled socket's message to TCP one page at
- * a time (tcp_bpf_push: one tcp_sendmsg_locked per scatterlist entry, each
- * ending in a push). With Nagle on, the first page leaves alone and the
- * rest waits for its ACK, which a peer in request/response ("pingpong")
- * mode delays by the delayed-ACK timer: measured 43 ms for each 40-70 KiB
- * answer of an enrolled end whose direction was on TCP (docs/kernel.md).
- * Plain TCP's sendmsg queues the whole write, sends full segments and
- * pushes the tail at its end. So a multi-page write that Nagle governs
- * goes with MSG_MORE (the pages queue, full segments still leave), and if
- * the verdict sent it over TCP, turning TCP_CORK off pushes the tail under
- * Nagle's own rule, as the end of plain TCP's sendmsg does. Redirected
- * writes ignore MSG_MORE and need no push. Above 96 KiB the first page's
- * ACK comes at once (more than one full segment arrived) and MSG_MORE only
- * cost time (bench/ measurement in docs/benchmarks.md).
- */
-#define FL_NAGLE_MIN_LEN 4097
-#define FL_NAGLE_MAX_LEN (96u << 10)
-
-static int fl_tx_nagle_more(const struct fl_tx *tx, size_t len, int flags)
-{
-	uint32_t f;
-
-	if (!tx || len < FL_NAGLE_MIN_LEN || len > FL_NAGLE_MAX_LEN || (flags & (MSG_MORE | MSG_OOB)))
-		return 0;
-	f = __atomic_load_n(&tx->flags, __ATOMIC_RELAXED);
-	return (f & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) ? 0 : MSG_MORE;
-}
-
-static void fl_tx_nagle_push(const struct fl_tx *tx, int fd)
-{
-	struct fl_slot *s = fl_slot_at(fl_tx_sock(tx)->slot);
-	int off = 0, saved = errno;
-
-	if (!s || __atomic_load_n(&s->dir, __ATOMIC_ACQUIRE) != FL_DIR_TCP)
-		return;
-	libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
-	fl_ustat_add(FL_USTAT_NAGLE_PUSHES, 1);
-	errno = saved;
-}
-
-static bool fl_tx_nagle_cork(const struct fl_tx *tx, int fd, size_t len)
-{
-	struct fl_slot *s = fl_slot_at(fl_tx_sock(tx)->slot);
-	int on = 1, saved = errno;
-
-	/* Only when the last message went over TCP: a redirected one ignores
-	 * Nagle, and corking costs two calls. */
-	if (!fl_tx_nagle_more(tx, len, 0) || !s ||
-	    __atomic_load_n(&s->dir, __ATOMIC_ACQUIRE) != FL_DIR_TCP)
-		return false;
-	on = !libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on));
-	errno = saved;
-	return on;
-}
-
-static void fl_tx_nagle_uncork(int fd)
-{
-	int off = 0, saved = errno;
-
-	libc_setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
-	fl_ustat_add(FL_USTAT_NAGLE_PUSHES, 1);
-	errno = saved;
-}
-
-/* sendmsg() of len bytes with Nagle's tail pushed as plain TCP would. */
-static ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct msghdr *msg,
-				 int flags, size_t len)
-{
-	int more = fl_tx_nagle_more(tx, len, flags);
-	ssize_t n = libc_sendmsg(fd, msg, flags | more);
-
-	if (more && n > 0)
-		fl_tx_nagle_push(tx, fd);
-	return n;
-}
 
 /* ------------------------------------------------------------- the object */
 
@@ -199,178 +85,6 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 }
 
 /* ------------------------------------------------------------- buffer */
-
-/* The fd still names the socket whose bytes are buffered: asked of the
- * kernel (one system call). */
-static bool fl_tx_fd_ok(const struct fl_tx *tx, int fd)
-{
-	uint64_t cookie = 0;
-	socklen_t len = sizeof(cookie);
-
-	return fd >= 0 && !libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) &&
-	       cookie == fl_tx_sock(tx)->cookie;
-}
-
-/*
- * The same for an application's call through fd while bytes are buffered.
- * IMPORTANT: each batch asks the kernel once, when it starts (fl_tx_send),
- * and a call through the fd number that started it (tx->fd) is then
- * trusted, so that sending the batch costs no system call but the send.
- * Asking at the start is what keeps a write to a number that a close the
- * shim did not see (a raw system call) handed to another file from being
- * buffered for the dead socket; the batch's own fd cannot change files
- * between its start and its send without such a close racing the
- * application's own calls. Another fd number (a dup) is asked, and so is
- * the flusher thread, whose flush no application call vouches for
- * (fl_tx_try_flush).
- */
-static bool fl_tx_fd_names(const struct fl_tx *tx, int fd)
-{
-	return fd == tx->fd || fl_tx_fd_ok(tx, fd);
-}
-
-/* Bytes are buffered now: count the socket and tell the timer. */
-/* Bytes held under TCP_NODELAY only because the reader was behind (not
- * corked, not MSG_MORE). */
-static bool fl_tx_nodelay_held(const struct fl_tx *tx)
-{
-	return (tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) == FL_TXF_NODELAY;
-}
-
-static void fl_tx_mark_pending(struct fl_tx *tx)
-{
-	bool was_listed;
-
-	__atomic_store_n(&tx->first_ns, fl_clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
-	__atomic_fetch_add(&fl_tx_pending_sockets, 1, __ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&fl_pending_lock);
-	was_listed = tx->listed;
-	if (!was_listed) {
-		tx->listed = 1;
-		tx->next_pending = fl_pending;
-		fl_pending = tx;
-	}
-	pthread_mutex_unlock(&fl_pending_lock);
-	/* Bytes held under TCP_NODELAY are looked at every catch-up poll. */
-	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)),
-			fl_tx_flush_expired);
-}
-
-static void fl_tx_mark_empty(struct fl_tx *tx)
-{
-	if (tx->first_ns) {
-		__atomic_store_n(&tx->first_ns, 0, __ATOMIC_RELAXED);
-		__atomic_fetch_sub(&fl_tx_pending_sockets, 1, __ATOMIC_RELEASE);
-	}
-}
-
-/* Drops the buffer after an error; the application sees it on its next write. */
-static void fl_tx_fail(struct fl_tx *tx, int err)
-{
-	if (!tx->err)
-		tx->err = err;
-	fl_debug("slot %u: flushing %u buffered bytes failed: %s", fl_tx_sock(tx)->slot, tx->len,
-		 strerror(err));
-	tx->len = 0;
-	fl_tx_mark_empty(tx);
-}
-
-/* Consumes n sent bytes from the front of the buffer. */
-static void fl_tx_advance(struct fl_tx *tx, size_t n)
-{
-	if (n >= tx->len) {
-		tx->len = 0;
-		fl_tx_mark_empty(tx);
-		return;
-	}
-	memmove(tx->buf, tx->buf + n, tx->len - n);
-	tx->len -= (uint32_t)n;
-}
-
-/* True when fd is a blocking socket (one system call: asked only when the
- * kernel refused a MSG_DONTWAIT send, fl_tx_flush_locked). */
-static bool fl_is_blocking(int fd)
-{
-	int fl = libc_fcntl(fd, F_GETFL, NULL);
-
-	return fl >= 0 && !(fl & O_NONBLOCK);
-}
-
-/* One flush of buffered bytes, for "fastlocal status": why, and how big. */
-static void fl_tx_count(struct fl_tx *tx, enum fl_ustat why, size_t bytes)
-{
-	fl_ustat_add(why, 1);
-	fl_ustat_add(FL_USTAT_BATCH_BYTES, bytes);
-	fl_ustat_add(FL_USTAT_BATCH_WRITES, tx->writes);
-	tx->writes = 0;
-}
-
-/*
- * Sends the buffer through fd. block: wait for room as a blocking send does,
- * if the socket is blocking; else MSG_DONTWAIT. Returns 0 when the buffer is
- * empty, -EAGAIN when bytes remain, another -errno when it failed (the
- * buffer is then dropped and the error kept for the application). Called
- * with tx->lock held.
- *
- * IMPORTANT: the first send always has MSG_DONTWAIT, and only a refusal
- * (EAGAIN) asks the socket's O_NONBLOCK flag (fl_is_blocking). A flush the
- * kernel takes at once, nearly every one, then costs the send alone and no
- * fcntl(): a blocking send that does not have to wait does what a
- * non-blocking one does.
- */
-static int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
-{
-	size_t sent = 0;
-	int r = 0, dontwait = MSG_DONTWAIT;
-
-	int more = fl_tx_nagle_more(tx, tx->len, 0);
-
-	while (tx->len) {
-		ssize_t n = libc_send(fd, tx->buf, tx->len, MSG_NOSIGNAL | more | dontwait);
-
-		if (n > 0) {
-			fl_tx_advance(tx, (size_t)n);
-			sent += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			/* Full: wait as the blocking socket would (again after
-			 * an expired SO_SNDTIMEO). */
-			if (block && (!dontwait || fl_is_blocking(fd))) {
-				dontwait = 0;
-				continue;
-			}
-			r = -EAGAIN;
-			break;
-		}
-		fl_tx_fail(tx, n < 0 ? errno : EPIPE);
-		r = -tx->err;
-		break;
-	}
-	if (sent)
-		fl_tx_count(tx, why, sent);
-	if (more && sent)
-		fl_tx_nagle_push(tx, fd);
-	return r;
-}
-
-
-/*
- * The application's thread hands the buffer to the kernel: first the
- * throttle (a reader a budget behind is waited for), then the flush;
- * waiting for room only if the caller may block and wait says so.
- */
-static int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait, enum fl_ustat why)
-{
-	if (fl_throttle(fd, fl_tx_sock(tx)->slot, tx->len, flags, &tx->hold) < 0) {
-		fl_tx_fail(tx, EBADF); /* the fd names another file now */
-		tx->err = 0;
-		return 0;
-	}
-	return fl_tx_flush_locked(tx, fd, wait && !(flags & MSG_DONTWAIT), why);
-}
 
 /* Appends up to room bytes of the iovec. */
 static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt, size_t room)
@@ -461,21 +175,6 @@ direct:
 	m.msg_iov = (struct iovec *)iov;
 	m.msg_iovlen = (size_t)iovcnt;
 	return fl_tx_sendmsg_len(tx, fd, &m, flags, len);
-}
-
-/*
- * Under TCP_NODELAY a write waits only while the reader still has unread
- * bytes: it would only join them in the reader's queue. Looked at on every
- * write, so the first write after the reader caught up takes the buffer
- * with it.
- */
-static bool fl_tx_peer_unread(struct fl_tx *tx)
-{
-	uint32_t budget;
-	bool redirecting;
-	uint64_t unread = fl_slot_peer_unread(fl_tx_sock(tx)->slot, &budget, &redirecting);
-
-	return redirecting && unread > 0;
 }
 
 /*
@@ -810,92 +509,6 @@ void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
 		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
 }
 
-/*
- * Takes up to max listed sockets off the pending list (keeping the ones
- * that still have bytes listed). Returns how many were copied into out.
- */
-static int fl_tx_snapshot(struct fl_tx **out, int max)
-{
-	struct fl_tx **pp, *tx;
-	int n = 0;
-
-	pthread_mutex_lock(&fl_pending_lock);
-	for (pp = &fl_pending; (tx = *pp) && n < max;) {
-		if (__atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED) == 0 &&
-		    pthread_mutex_trylock(&tx->lock) == 0) {
-			/* Empty: unlist it (its lock proves nobody is refilling). */
-			if (!tx->first_ns) {
-				*pp = tx->next_pending;
-				tx->listed = 0;
-				pthread_mutex_unlock(&tx->lock);
-				continue;
-			}
-			pthread_mutex_unlock(&tx->lock);
-		}
-		out[n++] = tx;
-		pp = &tx->next_pending;
-	}
-	pthread_mutex_unlock(&fl_pending_lock);
-	return n;
-}
-
-/* Flushes one socket without blocking, if nobody else holds it. */
-static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_t *next,
-			    enum fl_ustat why)
-{
-	int64_t due;
-
-	if (pthread_mutex_trylock(&tx->lock))
-		return; /* its owner is writing or flushing: it will see to it */
-	if (tx->len) {
-		bool caught_up = false, nodelay = fl_tx_nodelay_held(tx);
-
-		due = tx->first_ns + fl_tx_delay_ns(tx);
-		/* Corked bytes wait for uncork, the next send or the ceiling,
-		 * even when the process blocks: TCP holds them the same way. */
-		if (!due_only && (tx->flags & (FL_TXF_CORK | FL_TXF_MORE)))
-			due_only = true;
-		if (due_only && nodelay && now < due)
-			caught_up = !fl_tx_peer_unread(tx);
-		if (!due_only || now >= due || caught_up) {
-			if (fl_tx_fd_ok(tx, tx->fd))
-				fl_tx_flush_locked(tx, tx->fd, false,
-						   caught_up ? FL_USTAT_FLUSH_READER_IDLE :
-						   due_only ? FL_USTAT_FLUSH_TIMER : why);
-			else
-				fl_tx_fail(tx, EBADF);
-			/* What the kernel would not take now is retried soon. */
-			due = now + fl_tx_delay_ns(tx);
-		}
-		/* Bytes held under TCP_NODELAY go as soon as their reader has
-		 * caught up: looked at every FL_CATCHUP_POLL_NS. */
-		if (nodelay && due > now + FL_CATCHUP_POLL_NS)
-			due = now + FL_CATCHUP_POLL_NS;
-		if (tx->len && (*next < 0 || due < *next))
-			*next = due;
-	}
-	pthread_mutex_unlock(&tx->lock);
-}
-
-static void fl_tx_flush_all_why(enum fl_ustat why)
-{
-	struct fl_tx *batch[256];
-	int64_t next = -1, now;
-	int n, i;
-
-	if (!fl_tx_any_pending())
-		return;
-	now = fl_clock_ns(CLOCK_MONOTONIC);
-	n = fl_tx_snapshot(batch, 256);
-	for (i = 0; i < n; i++)
-		fl_tx_try_flush(batch[i], now, false, &next, why);
-}
-
-void fl_tx_flush_all(void)
-{
-	fl_tx_flush_all_why(FL_USTAT_FLUSH_WAIT);
-}
-
 /* fl_tx_drain_all, for one object: a live socket's buffer with bytes. */
 static void fl_tx_drain_one(struct fl_sock *s, void *arg)
 {
@@ -913,19 +526,6 @@ void fl_tx_drain_all(void)
 	 * still a fl_tx, and fl_tx_drain asks the kernel whether tx->fd
 	 * still names its socket before it sends. */
 	fl_sock_for_each(fl_tx_drain_one, NULL);
-}
-
-int64_t fl_tx_flush_expired(int64_t now_ns, bool *left)
-{
-	struct fl_tx *batch[256];
-	int64_t next = -1;
-	int n, i;
-
-	n = fl_tx_snapshot(batch, 256);
-	for (i = 0; i < n; i++)
-		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
-	*left = fl_tx_any_pending();
-	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
 }
 
 /* ------------------------------------------------------------- the send family */
@@ -1028,12 +628,12 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 void fl_tx_fork_prepare(void)
 {
 	fl_tx_flush_all_why(FL_USTAT_FLUSH_CLOSE);
-	pthread_mutex_lock(&fl_pending_lock);
+	fl_tx_pending_fork_prepare();
 }
 
 void fl_tx_fork_parent(void)
 {
-	pthread_mutex_unlock(&fl_pending_lock);
+	fl_tx_pending_fork_parent();
 }
 
 /* fl_tx_fork_child, for one object. */
@@ -1055,9 +655,7 @@ void fl_tx_fork_child(void)
 	/* The parent still holds every buffered byte and will send it; the
 	 * child's copies would be sent twice, so they go. */
 	fl_sock_for_each(fl_tx_fork_child_one, NULL);
-	fl_pending = NULL;
-	fl_tx_pending_sockets = 0;
-	pthread_mutex_unlock(&fl_pending_lock);
+	fl_tx_pending_fork_child();
 }
 
 /* The process is exiting (exit(), return from main; init.c): push everything

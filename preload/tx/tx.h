@@ -115,29 +115,10 @@ void fl_tx_shutdown(struct fl_sock *s, int fd);
 void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on);
 void fl_tx_set_cork(struct fl_sock *s, int fd, bool on);
 
-/*
- * Flushes every socket with buffered bytes (without blocking; what cannot
- * go now stays for the timer). Called before the process blocks: the read
- * family, poll/select/epoll, accept, connect, exec, exit. One atomic load
- * when nothing is buffered.
- */
-void fl_tx_flush_all(void);
-static inline bool fl_tx_any_pending(void);
+/* Flushing every buffer, and the timer: tx_flush.h. */
+#include "tx_flush.h"
 
 /* Like fl_tx_flush_all, but waits for room (exec, _exit, exit). */
 void fl_tx_drain_all(void);
-
-/* The timer: flushes what has waited its delay. Run by the flusher thread
- * (fl_flusher_work_fn); returns the nanoseconds until the next deadline (or
- * -1: none), *left whether bytes are still buffered. */
-int64_t fl_tx_flush_expired(int64_t now_ns, bool *left);
-
-/* Counter of sockets with buffered bytes; read by fl_tx_any_pending. */
-extern int fl_tx_pending_sockets;
-
-static inline bool fl_tx_any_pending(void)
-{
-	return __atomic_load_n(&fl_tx_pending_sockets, __ATOMIC_ACQUIRE) != 0;
-}
 
 #endif
