@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * tx_state.h - the send buffer of one socket: a struct only, embedded in
- * the per-socket object (sock.h) and used by tx.c alone.
+ * the per-socket object (sock.h) and used by tx/ alone.
  *
- * It is not in tx.h because sock.h embeds it and tx.c includes sock.h:
- * with the struct in tx.h the two files would include each other's round
- * in a circle (preload/check_loops.sh).
+ * It is here, in the socket layer, and not in tx/tx.h, because sock.h
+ * embeds it: the socket layer sits below tx/ and may not include it
+ * (preload/check_layers.sh, docs/architecture.md).
  */
 #ifndef FL_TX_STATE_H
 #define FL_TX_STATE_H
