@@ -1370,20 +1370,35 @@ static int ev_fill_peer(int c, uint64_t *off, uint64_t seed)
 	int k;
 
 	ev_nonblock(c, 1);
-	/* Smaller and smaller writes, down to one byte: no room at all. */
-	k = ev_fill_settled(c, off, seed, chunk[0]);
-	for (i = 1; !k && i < sizeof(chunk) / sizeof(chunk[0]); i++)
-		k = ev_fill(c, off, seed, chunk[i], EV_FILL_CAP);
+	/* Smaller and smaller writes, down to one byte: no room at all. Each
+	 * size is settled: the small writes' segments, once acknowledged,
+	 * free far more buffer memory than their bytes (an skb's overhead),
+	 * and a late acknowledgement must not make room for what follows. */
+	k = 0;
+	for (i = 0; !k && i < sizeof(chunk) / sizeof(chunk[0]); i++)
+		k = ev_fill_settled(c, off, seed, chunk[i]);
 	ev_nonblock(c, 0);
 	return k;
 }
 
 /* A blocking send that blocks (the peer is full): SIGALRM without
- * SA_RESTART gives EINTR; with SA_RESTART it completes once the peer
- * reads. Every accepted byte arrives, in order. */
+ * SA_RESTART interrupts it (EINTR, or the count of the bytes it took
+ * before the signal: which one depends on whether any room appeared, so
+ * the trace says "interrupted" for both); with SA_RESTART it completes
+ * once the peer reads. Every accepted byte arrives, in order. The send is
+ * 64 KiB, far more than any room a late acknowledgement can free. */
+static const char *ev_send_outcome(ssize_t x, size_t len)
+{
+	if (x == (ssize_t)len)
+		return "completed";
+	if (x > 0 || (x < 0 && errno == EINTR))
+		return "interrupted (EINTR or a partial count)";
+	return fl_ret(x);
+}
+
 static int sc_signal_send(int family)
 {
-	static uint8_t buf[4096];
+	static uint8_t buf[65536];
 	struct ev_drain d = { 0 };
 	struct ev_script sc;
 	uint64_t off = 0;
@@ -1410,8 +1425,8 @@ static int sc_signal_send(int family)
 		ev_script_start(&sc);
 		fl_sc_fill(buf, off, sizeof(buf), seed);
 		x = send(c, buf, sizeof(buf), MSG_NOSIGNAL);
-		fl_trace("%s: blocking send(4096) -> %s; handler ran %d", mode, fl_ret(x),
-			 (int)ev_sigs);
+		fl_trace("%s: blocking send(64 KiB) -> %s; handler ran %d", mode,
+			 ev_send_outcome(x, sizeof(buf)), (int)ev_sigs);
 		if (x > 0)
 			off += (uint64_t)x;
 		ev_script_stop(&sc);
