@@ -820,9 +820,12 @@ static int sc_waitall_early(int family)
 		 * the warm-up enrolls both ends first. */
 		if (round && fl_sc_warmup(c, s))
 			return -1;
+		/* w2 starts once w1 has written: two writers started together
+		 * can swap under load (w1's 30 ms head start is no promise),
+		 * which would be the test's disorder, not the stream's. */
 		sc_job_start(&w1, sc_writer_fn);
-		sc_job_start(&w2, sc_writer_fn);
 		sc_job_join(&w1);
+		sc_job_start(&w2, sc_writer_fn);
 		r = recv(s, buf, want, MSG_WAITALL);
 		fl_trace("round %d: recv(%zu, MSG_WAITALL) -> %s, bytes %s", round, want, fl_ret(r),
 			 sc_bytes(buf, r, from, 32));
