@@ -31,8 +31,8 @@ static bool fl_still_ours(int fd, uint32_t slot)
 	       cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 }
 
-#define FL_HOLD_MAX_NS     (50 * 1000000LL)
-#define FL_HOLD_STALL_NS   (5 * 1000000LL)
+#define FL_HOLD_MAX_NS     (200 * 1000000LL)
+#define FL_HOLD_STALL_NS   (20 * 1000000LL)
 
 /* The gate-reopening hold (throttle.h). Costs nothing unless the gate
  * alone keeps the socket on TCP: then a clock read, and a fcntl before it
