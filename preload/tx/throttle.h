@@ -20,8 +20,8 @@
  * new message on TCP, and a writer that stays ahead of its reader would
  * keep the connection there for good. Holding a blocking write until the
  * reader has read them all lets the next message be redirected. The hold
- * ends when the reader has caught up, stops making progress (5 ms), after
- * 50 ms, or at a signal; one that failed is not tried again for a while
+ * ends when the reader has caught up, stops making progress (20 ms), after
+ * 200 ms, or at a signal; one that failed is not tried again for a while
  * (1 ms, doubling up to 1 s), kept in *hold (per socket, may be NULL).
  * Nothing the application can observe changes: a blocking write may
  * always take that long in TCP.
