@@ -29,8 +29,10 @@
  */
 #include "socket/throttle_hold.h"
 
-/* Waits if it should. Returns 0, or -1 if fd no longer names the socket
- * that owns slot (its entry is stale: the caller forgets it). */
+/* Waits if it should. Returns 0, 1 if a signal ended the wait (a write
+ * that already sent part of itself returns that part, as TCP's does when
+ * a signal ends its wait), or -1 if fd no longer names the socket that
+ * owns slot (its entry is stale: the caller forgets it). */
 int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold);
 
 /* ----------------------------------------------- the decisions, pure

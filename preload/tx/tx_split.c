@@ -72,9 +72,11 @@ ssize_t fl_tx_send_split(struct fl_tx *tx, int fd, const struct msghdr *msg, int
 		size_t n = len - done < FL_SPLIT_BYTES ? len - done : FL_SPLIT_BYTES;
 		ssize_t r;
 
-		/* The first slice was throttled by the caller. A stale fd
-		 * (another file now): the bytes that went are the answer. */
-		if (done && fl_throttle(fd, fl_tx_sock(tx)->slot, n, flags, &tx->hold) < 0)
+		/* The first slice was throttled by the caller. A signal
+		 * during the wait, or a stale fd (another file now): the bytes
+		 * that went are the answer, as TCP's when a signal ends its
+		 * wait for room. */
+		if (done && fl_throttle(fd, fl_tx_sock(tx)->slot, n, flags, &tx->hold))
 			break;
 		m.msg_iovlen = fl_iov_slice(msg->msg_iov, msg->msg_iovlen, done, n, v);
 		r = fl_tx_sendmsg_len(tx, fd, &m, done ? flags | MSG_NOSIGNAL : flags, n);
@@ -119,7 +121,7 @@ ssize_t fl_tx_sendfile_split(struct fl_tx *tx, int fd, int in_fd, off_t *offset,
 			     bool large)
 {
 	size_t done = 0;
-	int saved, stale = 0;
+	int saved, waited;
 
 	if (!fl_tx_split_ok(fd, count, 0))
 		return large ? libc_sendfile64(fd, in_fd, offset, count) :
@@ -130,10 +132,10 @@ ssize_t fl_tx_sendfile_split(struct fl_tx *tx, int fd, int in_fd, off_t *offset,
 		ssize_t r;
 
 		pthread_mutex_lock(&tx->lock);
-		stale = fl_throttle(fd, fl_tx_sock(tx)->slot, n, 0, &tx->hold) < 0;
+		waited = fl_throttle(fd, fl_tx_sock(tx)->slot, n, 0, &tx->hold);
 		pthread_mutex_unlock(&tx->lock);
-		if (stale && done)
-			break;
+		if (waited && done)
+			break; /* a signal, a stale fd: as in fl_tx_send_split */
 		r = !done ? (large ? libc_sendfile64(fd, in_fd, offset, n) :
 				     libc_sendfile(fd, in_fd, offset, n)) :
 			    fl_sendfile_quiet(fd, in_fd, offset, n, large);

@@ -185,6 +185,107 @@ static int test_one_sendfile(void)
 	return rc;
 }
 
+/*
+ * A signal ends a sliced write the way it ends TCP's: with the bytes that
+ * went. The reader reads 2 MiB and stops; SIGUSR1, without SA_RESTART,
+ * reaches the writer while it waits (in the kernel, or in the shim's hold
+ * between slices): the write returns a part, more than nothing and less
+ * than the whole, and every byte of that part arrives in order.
+ */
+static void fl_on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct fl_sig_job {
+	int fd;
+	uint8_t *buf;
+	size_t total;
+	ssize_t ret;
+	int err;
+};
+
+static void *fl_sig_writer(void *arg)
+{
+	struct fl_sig_job *j = arg;
+
+	j->ret = write(j->fd, j->buf, j->total);
+	j->err = errno;
+	return NULL;
+}
+
+static int test_signal_ends_write(void)
+{
+	const size_t total = 64 * MiB, first = 2 * MiB;
+	const struct timespec wait = { 0, 300 * 1000000L };
+	struct sigaction sa = { .sa_handler = fl_on_usr1 };
+	struct fl_sig_job j = { .total = total };
+	uint8_t *rb = malloc(FL_READ);
+	uint64_t got = 0;
+	int c = -1, s = -1, rc = -1;
+	pthread_t th;
+
+	j.buf = malloc(total);
+	if (!j.buf || !rb || fl_t_tcp_pair(AF_INET, &c, &s)) {
+		fl_t_fail(__FILE__, __LINE__, "setup");
+		goto out;
+	}
+	sigaction(SIGUSR1, &sa, NULL); /* no SA_RESTART */
+	fl_t_pattern(j.buf, 0, total, 47);
+	j.fd = c;
+	if (pthread_create(&th, NULL, fl_sig_writer, &j)) {
+		fl_t_fail(__FILE__, __LINE__, "pthread_create");
+		goto out;
+	}
+	while (got < first) {
+		ssize_t r = read(s, rb, FL_READ);
+
+		if (r <= 0 || fl_t_pattern_check(rb, got, (size_t)r, 47) >= 0)
+			break;
+		got += (uint64_t)r;
+	}
+	nanosleep(&wait, NULL); /* the writer is waiting now */
+	pthread_kill(th, SIGUSR1);
+	pthread_join(th, NULL);
+	printf("  the write of %zu MiB returned %zd after the signal\n", (size_t)(total / MiB), j.ret);
+	if (got < first) {
+		fl_t_fail(__FILE__, __LINE__, "the first %zu bytes did not arrive in order", (size_t)first);
+		goto out;
+	}
+	if (j.ret <= 0 || (size_t)j.ret >= total) {
+		fl_t_fail(__FILE__, __LINE__, "the write returned %zd (%s), not a part", j.ret,
+			  j.ret < 0 ? strerror(j.err) : "");
+		goto out;
+	}
+	while (got < (uint64_t)j.ret) {
+		size_t want = (uint64_t)j.ret - got < FL_READ ? (size_t)((uint64_t)j.ret - got) : FL_READ;
+		ssize_t r = read(s, rb, want);
+		int64_t bad;
+
+		if (r <= 0)
+			break;
+		bad = fl_t_pattern_check(rb, got, (size_t)r, 47);
+		if (bad >= 0) {
+			fl_t_fail(__FILE__, __LINE__, "byte %lld is wrong", (long long)(got + bad));
+			goto out;
+		}
+		got += (uint64_t)r;
+	}
+	if (got != (uint64_t)j.ret)
+		fl_t_fail(__FILE__, __LINE__, "read %llu of the %zd bytes the write returned",
+			  (unsigned long long)got, j.ret);
+	else
+		rc = 0;
+out:
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
+	free(j.buf);
+	free(rb);
+	return rc;
+}
+
 static void fl_on_alarm(int sig)
 {
 	(void)sig;
@@ -206,5 +307,7 @@ int main(void)
 	FL_T_RUN("one 64 MiB sendfile() that starts before the peer enrolls, to a slow reader "
 		 "(more than its budget), stays on or comes back to redirect, every byte in order",
 		 test_one_sendfile);
+	FL_T_RUN("a signal ends a 64 MiB write to a reader that stopped with the bytes that went, "
+		 "in order", test_signal_ends_write);
 	return fl_t_exit_status();
 }
