@@ -10,6 +10,7 @@
 #include <sys/time.h>
 
 #include "base/libc.h"
+#include "base/signals.h"
 #include "throttle.h"
 #include "tx_flush.h"
 
@@ -60,12 +61,14 @@ ssize_t fl_tx_send_split(struct fl_tx *tx, int fd, const struct msghdr *msg, int
 	struct iovec v[FL_SPLIT_IOV];
 	struct msghdr m;
 	size_t done = 0;
+	unsigned runs;
 	int saved;
 
 	if (msg->msg_iovlen > FL_SPLIT_IOV || msg->msg_name || msg->msg_controllen ||
 	    !fl_tx_split_ok(fd, len, flags))
 		return fl_tx_sendmsg_len(tx, fd, msg, flags, len);
 	saved = errno;
+	runs = fl_sig_runs();
 	m = *msg;
 	m.msg_iov = v;
 	while (done < len) {
@@ -73,10 +76,13 @@ ssize_t fl_tx_send_split(struct fl_tx *tx, int fd, const struct msghdr *msg, int
 		ssize_t r;
 
 		/* The first slice was throttled by the caller. A signal
-		 * during the wait, or a stale fd (another file now): the bytes
-		 * that went are the answer, as TCP's when a signal ends its
-		 * wait for room. */
-		if (done && fl_throttle(fd, fl_tx_sock(tx)->slot, n, flags, &tx->hold))
+		 * handled since the write began (it came during a slice: in one
+		 * TCP call it would have stayed pending and ended the next wait
+		 * for room) or during the wait, or a stale fd (another file
+		 * now): the bytes that went are the answer, as TCP's when a
+		 * signal ends its wait for room. */
+		if (done && (fl_sig_runs() != runs ||
+			     fl_throttle(fd, fl_tx_sock(tx)->slot, n, flags, &tx->hold)))
 			break;
 		m.msg_iovlen = fl_iov_slice(msg->msg_iov, msg->msg_iovlen, done, n, v);
 		r = fl_tx_sendmsg_len(tx, fd, &m, done ? flags | MSG_NOSIGNAL : flags, n);
@@ -121,16 +127,20 @@ ssize_t fl_tx_sendfile_split(struct fl_tx *tx, int fd, int in_fd, off_t *offset,
 			     bool large)
 {
 	size_t done = 0;
+	unsigned runs;
 	int saved, waited;
 
 	if (!fl_tx_split_ok(fd, count, 0))
 		return large ? libc_sendfile64(fd, in_fd, offset, count) :
 			       libc_sendfile(fd, in_fd, offset, count);
 	saved = errno;
+	runs = fl_sig_runs();
 	while (done < count) {
 		size_t n = count - done < FL_SPLIT_BYTES ? count - done : FL_SPLIT_BYTES;
 		ssize_t r;
 
+		if (done && fl_sig_runs() != runs)
+			break; /* as in fl_tx_send_split */
 		pthread_mutex_lock(&tx->lock);
 		waited = fl_throttle(fd, fl_tx_sock(tx)->slot, n, 0, &tx->hold);
 		pthread_mutex_unlock(&tx->lock);

@@ -15,7 +15,9 @@
  * write (TCP blocks it anyway while its buffers are full), without
  * SO_SNDTIMEO (each slice would get a whole timeout of its own). A slice
  * that goes short (a signal, an error) ends the write with what went, as
- * TCP's sendmsg returns what it copied; slices after the first carry
+ * TCP's sendmsg returns what it copied, and so does a signal handled
+ * between slices (in one TCP call it would have stayed pending and ended
+ * the next wait for room); slices after the first carry
  * MSG_NOSIGNAL, since TCP raises SIGPIPE only on a call that sent nothing.
  */
 #ifndef FL_TX_SPLIT_H
