@@ -674,6 +674,8 @@ int fl_verdict(struct sk_msg_md *msg)
 		if (unread)
 			return fl_pass(me, FL_STAT_PASS_GATE_BYTES, len);
 		fl_count(FL_STAT_GATE_OPENED, 1);
+		if (me->redirected)
+			fl_count(FL_STAT_GATE_REOPENED, 1); /* back after a fallback */
 	} else if (unread && unread + len > peer->budget) {
 		/* Redirect -> TCP is order-safe: the reader drains the
 		 * redirected queue before it sees TCP data. */

@@ -239,6 +239,9 @@ enum fl_stat {
 	/* 20-23: reserved for the broker's counters */
 	FL_STAT_PASS_PEER_SHARED_BYTES = 24, /* the peer joined, but another fd or process
 					      * held its socket: a reader may wait in TCP */
+	FL_STAT_GATE_REOPENED = 25,          /* TCP -> redirect transitions of a direction
+					      * that had redirected before: it came back
+					      * after a fallback */
 	FL_STAT__NR,
 };
 #define FL_STAT_SLOTS 64

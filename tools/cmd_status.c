@@ -175,6 +175,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 		fl_json_u64(&j, fl_pass_reasons[i].key, st[fl_pass_reasons[i].idx]);
 	fl_json_close(&j);
 	fl_json_u64(&j, "gate_opened", st[FL_STAT_GATE_OPENED]);
+	fl_json_u64(&j, "gate_reopened", st[FL_STAT_GATE_REOPENED]);
 	fl_json_u64(&j, "flow_control_fallbacks", st[FL_STAT_FLOW_FALLBACKS]);
 	fl_json_u64(&j, "connections_seen", st[FL_STAT_ISN_RECORDED]);
 	fl_json_object(&j, "syn_nonce");
@@ -305,8 +306,9 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	       fl_ratio(us[FL_USTAT_BATCH_WRITES], flushes));
 	printf("    why:       ");
 	fl_print_nonzero(us, fl_flush_names, FL_NR(fl_flush_names), "");
-	printf("  other:        gate opened %llu, flow-control fallbacks %llu, blind sockets %llu,\n",
-	       (unsigned long long)st[FL_STAT_GATE_OPENED],
+	printf("  other:        gate opened %llu (%llu back after a fallback), flow-control fallbacks %llu,\n"
+	       "                blind sockets %llu,\n",
+	       (unsigned long long)st[FL_STAT_GATE_OPENED], (unsigned long long)st[FL_STAT_GATE_REOPENED],
 	       (unsigned long long)st[FL_STAT_FLOW_FALLBACKS], (unsigned long long)us[FL_USTAT_BLIND]);
 	printf("                throttled writes %llu, gate holds %llu (%llu reopened it),\n",
 	       (unsigned long long)us[FL_USTAT_THROTTLED], (unsigned long long)us[FL_USTAT_GATE_HOLDS],

@@ -31,26 +31,27 @@ static bool fl_still_ours(int fd, uint32_t slot)
 	       cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 }
 
-#define FL_HOLD_MAX_NS     (50 * 1000000LL)
-#define FL_HOLD_STALL_NS   (5 * 1000000LL)
+#define FL_HOLD_MAX_NS     (200 * 1000000LL)
+#define FL_HOLD_STALL_NS   (20 * 1000000LL)
 
 /* The gate-reopening hold (throttle.h). Costs nothing unless the gate
  * alone keeps the socket on TCP: then a clock read, and a fcntl before it
- * sleeps. */
-static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
+ * sleeps. Returns true if a signal ended it. */
+static bool fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 {
 	uint64_t consumed, last, unread = fl_slot_gate_unread(slot, &consumed);
 	struct timespec pause = { 0, 10000 };
 	int64_t now, start, progress;
+	bool signalled = false;
 	uint32_t now_us;
 	int saved;
 
 	if (!unread || !h || (flags & MSG_DONTWAIT))
-		return;
+		return false;
 	now = fl_clock_ns(CLOCK_MONOTONIC);
 	now_us = (uint32_t)(now / 1000);
 	if (h->gap_us && (int32_t)(h->at_us - now_us) > 0)
-		return; /* a recent hold failed: not yet */
+		return false; /* a recent hold failed: not yet */
 	saved = errno;
 	if (libc_fcntl(fd, F_GETFL, NULL) & O_NONBLOCK)
 		goto out; /* never delay a non-blocking write */
@@ -58,8 +59,10 @@ static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 	start = progress = now;
 	last = consumed;
 	while (unread) {
-		if (nanosleep(&pause, NULL))
-			break; /* a signal: the write goes on as TCP would */
+		if (nanosleep(&pause, NULL)) {
+			signalled = true; /* the write goes on as TCP would */
+			break;
+		}
 		if (pause.tv_nsec < 500000)
 			pause.tv_nsec *= 2;
 		unread = fl_slot_gate_unread(slot, &consumed);
@@ -80,6 +83,7 @@ static void fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 	}
 out:
 	errno = saved;
+	return signalled;
 }
 
 int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold)
@@ -93,7 +97,8 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 
 	if (!len || (flags & MSG_DONTWAIT))
 		return 0;
-	fl_gate_hold(fd, slot, flags, hold);
+	if (fl_gate_hold(fd, slot, flags, hold))
+		return 1;
 	unread = fl_slot_peer_unread(slot, &budget, &redirecting);
 	if (!fl_throttle_needed(redirecting, unread, len, budget))
 		return 0;
@@ -109,7 +114,11 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 	deadline = fl_clock_ns(CLOCK_MONOTONIC) + FL_THROTTLE_MAX_NS;
 	while (unread > target && redirecting) {
 		/* A signal ends the wait: the kernel call then behaves as TCP would. */
-		if (nanosleep(&pause, NULL) || fl_clock_ns(CLOCK_MONOTONIC) > deadline)
+		if (nanosleep(&pause, NULL)) {
+			r = 1;
+			break;
+		}
+		if (fl_clock_ns(CLOCK_MONOTONIC) > deadline)
 			break;
 		if (pause.tv_nsec < 1000000)
 			pause.tv_nsec *= 2;

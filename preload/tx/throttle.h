@@ -20,8 +20,8 @@
  * new message on TCP, and a writer that stays ahead of its reader would
  * keep the connection there for good. Holding a blocking write until the
  * reader has read them all lets the next message be redirected. The hold
- * ends when the reader has caught up, stops making progress (5 ms), after
- * 50 ms, or at a signal; one that failed is not tried again for a while
+ * ends when the reader has caught up, stops making progress (20 ms), after
+ * 200 ms, or at a signal; one that failed is not tried again for a while
  * (1 ms, doubling up to 1 s), kept in *hold (per socket, may be NULL).
  * Nothing the application can observe changes: a blocking write may
  * always take that long in TCP.
@@ -29,8 +29,10 @@
  */
 #include "socket/throttle_hold.h"
 
-/* Waits if it should. Returns 0, or -1 if fd no longer names the socket
- * that owns slot (its entry is stale: the caller forgets it). */
+/* Waits if it should. Returns 0, 1 if a signal ended the wait (a write
+ * that already sent part of itself returns that part, as TCP's does when
+ * a signal ends its wait), or -1 if fd no longer names the socket that
+ * owns slot (its entry is stale: the caller forgets it). */
 int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold);
 
 /* ----------------------------------------------- the decisions, pure

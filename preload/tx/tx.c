@@ -27,6 +27,7 @@
 #include "socket/sock.h"
 #include "throttle.h"
 #include "tx_policy.h"
+#include "tx_split.h"
 
 #define FL_THROUGH_IOV 64 /* iovecs sent along with the buffer in one call */
 
@@ -174,7 +175,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 direct:
 	m.msg_iov = (struct iovec *)iov;
 	m.msg_iovlen = (size_t)iovcnt;
-	return fl_tx_sendmsg_len(tx, fd, &m, flags, len);
+	return fl_tx_send_split(tx, fd, &m, flags, len);
 }
 
 /*
@@ -577,7 +578,9 @@ static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t ge
 		fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
 	}
 	corked = tx && fl_tx_nagle_cork(tx, fd, c->len);
-	n = fl_tx_syscall(fd, c);
+	/* A large blocking one in slices, throttled each (tx_split.h). */
+	n = batch ? fl_tx_sendfile_split(batch, fd, c->in_fd, c->offset, c->len, c->large) :
+		    fl_tx_syscall(fd, c);
 	if (corked)
 		fl_tx_nagle_uncork(fd);
 	return n;
