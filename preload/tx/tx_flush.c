@@ -190,7 +190,9 @@ void fl_tx_mark_pending(struct fl_tx *tx)
 static void fl_tx_mark_empty(struct fl_tx *tx)
 {
 	if (tx->first_ns) {
-		__atomic_store_n(&tx->first_ns, 0, __ATOMIC_RELAXED);
+		/* Release: a write that sees 0 without the lock knows the bytes
+		 * are in the kernel (tx.c, fl_tx_may_skip_lock). */
+		__atomic_store_n(&tx->first_ns, 0, __ATOMIC_RELEASE);
 		__atomic_fetch_sub(&fl_tx_pending_sockets, 1, __ATOMIC_RELEASE);
 	}
 }
