@@ -234,7 +234,11 @@ static bool fl_tx_may_skip_lock(struct fl_tx *tx, uint64_t gen, size_t len, int 
 	uint64_t unread;
 	enum fl_txp_hold h;
 
-	if (!len || (flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
+	/* A write larger than a slice goes the locked way, into tx_split.h's
+	 * slices: sent whole it would stay on TCP after a flow-control
+	 * fallback halfway through. */
+	if (!len || len > FL_SPLIT_BYTES ||
+	    (flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
 	    (msg && (msg->msg_name || msg->msg_controllen)) ||
 	    (txf & (FL_TXF_MORE | FL_TXF_CORK)) ||
 	    __atomic_load_n(&tx->first_ns, __ATOMIC_ACQUIRE) ||

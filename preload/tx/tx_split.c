@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -55,6 +56,60 @@ static size_t fl_iov_slice(const struct iovec *iov, size_t iovcnt, size_t off, s
 	return k;
 }
 
+/*
+ * A slice after the first, taken the way one TCP call takes its bytes:
+ * every signal is blocked from the last look at fl_sig_runs until the
+ * kernel waits for room, and that wait is a ppoll that unblocks them
+ * atomically. So a signal that comes at any moment ends the slice, as it
+ * ends TCP's wait for room (which sees it pending). IMPORTANT: with
+ * signals unblocked, one handled after the look and before a blocking
+ * sendmsg entered the kernel would be missed, and the write would wait
+ * for a reader that may never read (gate_reopen's signal test hung so,
+ * once in a dozen runs under load). Sends bytes [off, off + n) of msg;
+ * returns how many went (short: a signal or an error), or -1 with errno
+ * when none did.
+ */
+static ssize_t fl_tx_slice(struct fl_tx *tx, int fd, const struct msghdr *msg, size_t off,
+			   size_t n, int flags, unsigned runs)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	struct iovec v[FL_SPLIT_IOV];
+	struct msghdr m = *msg;
+	sigset_t all, old;
+	size_t done = 0;
+	int err = 0;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	while (done < n && fl_sig_runs() == runs) {
+		ssize_t r;
+
+		m.msg_iov = v;
+		m.msg_iovlen = fl_iov_slice(msg->msg_iov, msg->msg_iovlen, off + done, n - done, v);
+		r = fl_tx_sendmsg_len(tx, fd, &m, flags | MSG_DONTWAIT | MSG_NOSIGNAL, n - done);
+		if (r > 0) {
+			done += (size_t)r;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* EINTR: a handler ran inside, the loop's look ends it. */
+			if (libc_ppoll(&p, 1, NULL, &old) < 0 && errno != EINTR) {
+				err = errno;
+				break;
+			}
+			continue;
+		}
+		err = r < 0 ? errno : 0;
+		break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!done && err) {
+		errno = err;
+		return -1;
+	}
+	return (ssize_t)done;
+}
+
 ssize_t fl_tx_send_split(struct fl_tx *tx, int fd, const struct msghdr *msg, int flags,
 			 size_t len)
 {
@@ -84,8 +139,12 @@ ssize_t fl_tx_send_split(struct fl_tx *tx, int fd, const struct msghdr *msg, int
 		if (done && (fl_sig_runs() != runs ||
 			     fl_throttle(fd, fl_tx_sock(tx)->slot, n, flags, &tx->hold)))
 			break;
-		m.msg_iovlen = fl_iov_slice(msg->msg_iov, msg->msg_iovlen, done, n, v);
-		r = fl_tx_sendmsg_len(tx, fd, &m, done ? flags | MSG_NOSIGNAL : flags, n);
+		if (done) {
+			r = fl_tx_slice(tx, fd, msg, done, n, flags, runs);
+		} else {
+			m.msg_iovlen = fl_iov_slice(msg->msg_iov, msg->msg_iovlen, 0, n, v);
+			r = fl_tx_sendmsg_len(tx, fd, &m, flags, n);
+		}
 		if (r < 0) {
 			if (!done)
 				return -1; /* nothing went: the kernel's answer as it is */
@@ -146,6 +205,14 @@ ssize_t fl_tx_sendfile_split(struct fl_tx *tx, int fd, int in_fd, off_t *offset,
 		pthread_mutex_unlock(&tx->lock);
 		if (waited && done)
 			break; /* a signal, a stale fd: as in fl_tx_send_split */
+		/* Looked at again after the throttle, right before the call.
+		 * Unlike a sendmsg slice (fl_tx_slice), sendfile has no
+		 * non-blocking flag of its own, so a signal handled in the
+		 * few instructions from here into the kernel is still missed:
+		 * the write then waits for its reader, as a TCP write begun
+		 * just after the signal would. */
+		if (done && fl_sig_runs() != runs)
+			break;
 		r = !done ? (large ? libc_sendfile64(fd, in_fd, offset, n) :
 				     libc_sendfile(fd, in_fd, offset, n)) :
 			    fl_sendfile_quiet(fd, in_fd, offset, n, large);

@@ -19,6 +19,9 @@
  * between slices (in one TCP call it would have stayed pending and ended
  * the next wait for room); slices after the first carry
  * MSG_NOSIGNAL, since TCP raises SIGPIPE only on a call that sent nothing.
+ * A sendmsg slice after the first runs with signals blocked until its
+ * wait for room, a ppoll that unblocks them (tx_split.c, fl_tx_slice), so
+ * no signal can fall between a look and the kernel's wait.
  */
 #ifndef FL_TX_SPLIT_H
 #define FL_TX_SPLIT_H
