@@ -26,6 +26,35 @@ static struct fl_sock *fl_sock_free;
 static struct fl_sock *fl_sock_all;
 static struct fl_sock *fl_sock_newest[FL_SLOTS_MAX];
 
+/* The calling thread's spare object (fl_sock_reserve): its own, so no
+ * lock; made like any other (on fl_sock_all), kept until an enrollment of
+ * this thread finds the pool empty. A thread that ends leaves it unused on
+ * fl_sock_all, which is harmless (gen FL_SOCK_GONE, no send buffer). */
+static __thread struct fl_sock *fl_sock_spare __attribute__((tls_model("initial-exec")));
+
+/* A new object, on the list of all objects, or NULL. */
+static struct fl_sock *fl_sock_make(void)
+{
+	struct fl_sock *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->gen = FL_SOCK_GONE;
+	fl_rxq_init(&s->rxq);
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	s->next_all = fl_sock_all;
+	__atomic_store_n(&fl_sock_all, s, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+	return s;
+}
+
+bool fl_sock_reserve(void)
+{
+	if (!fl_sock_spare)
+		fl_sock_spare = fl_sock_make();
+	return fl_sock_spare != NULL;
+}
+
 struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 			    const struct fl_sock_ops *ops)
 {
@@ -37,23 +66,24 @@ struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 		fl_sock_free = s->next_free;
 	pthread_mutex_unlock(&fl_sock_pool_lock);
 	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return NULL;
-		s->gen = FL_SOCK_GONE;
-		fl_rxq_init(&s->rxq);
-		pthread_mutex_lock(&fl_sock_pool_lock);
-		s->next_all = fl_sock_all;
-		__atomic_store_n(&fl_sock_all, s, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&fl_sock_pool_lock);
+		s = fl_sock_spare;
+		fl_sock_spare = NULL;
 	}
-	s->slot = slot;
+	if (!s)
+		s = fl_sock_make();
+	if (!s)
+		return NULL;
+	/* A reader racing with the reuse (fl_sock_id) retries meanwhile. */
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->slot, slot, __ATOMIC_RELAXED);
 	s->cookie = cookie;
 	s->ops = ops;
 	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->rxq_made, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->refs, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->gen, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 	return s;
 }
 
