@@ -169,3 +169,47 @@ void fl_sock_fork_release(void)
 {
 	pthread_mutex_unlock(&fl_sock_pool_lock);
 }
+
+/*
+ * fork(): each socket's held receive bytes (rxq.h) are guarded by their own
+ * lock, which a reader of another thread may hold at that moment (a peek,
+ * a recv(MSG_OOB), a read of held bytes); the child, where that thread does
+ * not exist, would wait for it forever at its first read of the socket, and
+ * might find the held bytes half updated. So every one is taken across the
+ * fork, in the forking thread. fl_sock_rxq_forked is the list head they
+ * were taken from (written and read only by the forking thread, between
+ * the prepare step and the parent's or child's): an object made by another
+ * thread after it was read is not locked, so the child gives it a fresh
+ * lock; nobody can have used its held bytes yet but that thread, whose
+ * read is gone with it.
+ * IMPORTANT: taken first of all (init.c): a holder of a queue's lock may
+ * take the internal pipe's (splice.c, fl_pipe_put), never the other way.
+ */
+static struct fl_sock *fl_sock_rxq_forked;
+
+void fl_sock_rxq_fork_prepare(void)
+{
+	struct fl_sock *s;
+
+	fl_sock_rxq_forked = __atomic_load_n(&fl_sock_all, __ATOMIC_ACQUIRE);
+	for (s = fl_sock_rxq_forked; s; s = s->next_all)
+		pthread_mutex_lock(&s->rxq.lock);
+}
+
+void fl_sock_rxq_fork_parent(void)
+{
+	struct fl_sock *s;
+
+	for (s = fl_sock_rxq_forked; s; s = s->next_all)
+		pthread_mutex_unlock(&s->rxq.lock);
+}
+
+void fl_sock_rxq_fork_child(void)
+{
+	struct fl_sock *s;
+
+	for (s = __atomic_load_n(&fl_sock_all, __ATOMIC_ACQUIRE); s && s != fl_sock_rxq_forked;
+	     s = s->next_all)
+		pthread_mutex_init(&s->rxq.lock, NULL);
+	fl_sock_rxq_fork_parent();
+}
