@@ -35,10 +35,10 @@ int main(void)
 	int i;
 
 	for (i = 3; i < FDS; i++) {
-		fl_fd_get(i)->slot = (uint32_t)i;
+		fl_fd_get(i)->flags = (uint32_t)i;
 		h = calloc(1, sizeof(*h));
 		h->fd = i;
-		h->e.slot = (uint32_t)i;
+		h->e.flags = (uint32_t)i;
 		HASH_ADD_INT(table, fd, h);
 	}
 	t0 = fl_clock_s(CLOCK_MONOTONIC);
@@ -47,7 +47,7 @@ int main(void)
 
 		x = x * 1103515245u + 12345u;
 		e = fl_fd_peek((int)(x % FDS));
-		sink += e ? e->slot : 0;
+		sink += e ? e->flags : 0;
 	}
 	flat = (fl_clock_s(CLOCK_MONOTONIC) - t0) / LOOKUPS * 1e9;
 	t0 = fl_clock_s(CLOCK_MONOTONIC);
@@ -57,7 +57,7 @@ int main(void)
 		x = x * 1103515245u + 12345u;
 		fd = (int)(x % FDS);
 		HASH_FIND_INT(table, &fd, h);
-		sink += h ? h->e.slot : 0;
+		sink += h ? h->e.flags : 0;
 	}
 	hash = (fl_clock_s(CLOCK_MONOTONIC) - t0) / LOOKUPS * 1e9;
 	printf("per lookup, %d fds, random order: flat array %.2f ns, uthash %.2f ns (%.1fx)\n",

@@ -56,6 +56,10 @@ static void fl_config_read(void)
 	const char *why;
 	int saved = errno;
 
+	/* From the start: glibc runs this again in a child of a fork() that
+	 * interrupted it in another thread (init.c). */
+	fl_conf_warn_len = 0;
+	fl_conf_warn_dropped = 0;
 	fl_conf_read_file(&in, fl_conf_file_buf);
 	fl_conf_eval(&fl_cfg, &origin, &in);
 	/* A program that only_cmds/skip_cmds leave out is a pure

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The errnos a test may ask for, by name. */
 static const struct {
@@ -37,4 +38,18 @@ int fl_fault_insert(void)
 			err = -fl_fault_names[i].err;
 	__atomic_store_n(&fl_fault_insert_err, err, __ATOMIC_RELAXED);
 	return err;
+}
+
+void fl_fault_lock_hold(void)
+{
+	const char *v = getenv("FASTLOCAL_TEST_FAULT_LOCK_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+	struct timespec ts;
+
+	if (ms <= 0 || ms > 10000)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
 }

@@ -15,4 +15,15 @@
 /* 0, or the -errno the next sockhash insert must fail with. */
 int fl_fault_insert(void);
 
+/*
+ * FASTLOCAL_TEST_FAULT_LOCK_MS=N: the shim holds, N milliseconds longer,
+ * two locks a test could not otherwise catch held: a socket's held receive
+ * bytes' (rxq.c, while an SO_PEEK_OFF is set) and the signal handlers'
+ * (signals.c, in sigaction). So a test can fork while another thread holds
+ * one, and show the child does not wait for it (init.c's fork hooks). Read
+ * at each of those two calls, neither on the send/receive path, so that a
+ * test can set it for one call only.
+ */
+void fl_fault_lock_hold(void);
+
 #endif

@@ -17,6 +17,9 @@ void fl_own_fds_init(void); /* own_fds.c: grows the fd table early */
 void fl_adopt_init(void);   /* adopt.c: re-enrolls what exec passed on */
 
 /* Around fork(). */
+void fl_sock_rxq_fork_prepare(void); /* sock.c: every socket's rxq.lock */
+void fl_sock_rxq_fork_parent(void);
+void fl_sock_rxq_fork_child(void);   /* and a fresh lock for one made meanwhile */
 void fl_splice_fork_prepare(void); /* splice.c: fl_ip_lock */
 void fl_splice_fork_parent(void);
 void fl_splice_fork_child(void);  /* closes the internal pipe */
@@ -32,6 +35,8 @@ void fl_addr_fork_release(void);
 void fl_flusher_fork_prepare(void); /* flusher.c: fl_flusher_lock */
 void fl_flusher_fork_parent(void);
 void fl_flusher_fork_child(void);   /* the thread starts again when needed */
+void fl_sig_fork_prepare(void);     /* signals.c: fl_sig_lock */
+void fl_sig_fork_release(void);
 
 /* At exit (exit(), return from main). */
 void fl_tx_fini(void); /* tx.c: pushes every buffered byte out */

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "fault.h"
 #include "libc.h"
 
 #define FL_NSIG 65
@@ -32,6 +33,20 @@ static bool fl_prior[FL_NSIG];
 static pthread_mutex_t fl_sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread unsigned fl_runs __attribute__((tls_model("initial-exec")));
 static __thread int fl_last_restart __attribute__((tls_model("initial-exec")));
+
+/* fork(): a thread in the application's sigaction() holds fl_sig_lock for
+ * a moment; a child of a fork() at that moment would wait for it forever at
+ * its own first sigaction() (a child about to exec resets its handlers).
+ * A leaf: its holder takes no other lock, so it is taken last (init.c). */
+void fl_sig_fork_prepare(void)
+{
+	pthread_mutex_lock(&fl_sig_lock);
+}
+
+void fl_sig_fork_release(void)
+{
+	pthread_mutex_unlock(&fl_sig_lock);
+}
 
 unsigned fl_sig_runs(void)
 {
@@ -219,6 +234,12 @@ int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 			else
 				old->sa_handler = was.fn ? (sighandler_t)was.fn : SIG_DFL;
 		}
+	}
+	if (act) {
+		int saved = errno;
+
+		fl_fault_lock_hold(); /* tests only (fault.h) */
+		errno = saved;
 	}
 	pthread_mutex_unlock(&fl_sig_lock);
 	return r;

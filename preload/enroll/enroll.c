@@ -17,6 +17,7 @@
 #include "enroll_steps.h"
 #include "exclude.h"
 #include "socket/fdtable.h"
+#include "socket/sock.h"
 #include "kernel/holders.h"
 #include "common/kernel_compat.h"
 #include "base/libc.h"
@@ -57,7 +58,9 @@ static void fl_mark_off(int fd)
 void fl_enroll_check_ready(int fd, struct fl_fd *e)
 {
 	const struct fl_maps *m = fl_maps_if_open();
-	struct fl_slot *s = fl_slot_at(e->slot);
+	struct fl_sock_id id;
+	struct fl_sock *so = fl_fd_sock(e, &id);
+	struct fl_slot *s = so ? fl_slot_at(id.slot) : NULL;
 	uint32_t expect = FL_FD_ENROLLED;
 	uint64_t cookie = 0;
 	socklen_t olen = sizeof(cookie);
@@ -92,8 +95,7 @@ void fl_enroll_check_ready(int fd, struct fl_fd *e)
 		__atomic_fetch_or(&e->flags, FL_FDF_RX_READY, __ATOMIC_RELAXED);
 		/* Nobody else holds it now: coalescing is ours to decide again
 		 * (a later fork marks it shared again, tx.c). */
-		if (e->sock)
-			fl_tx_set_alone(e->sock);
+		fl_tx_set_alone(so);
 		ready = true;
 	}
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_SEQ_CST);
@@ -176,7 +178,10 @@ static void fl_pending_count(struct fl_fd *e, uint64_t n)
 		while ((st = fl_fd_state(e)) == FL_FD_ENROLLING)
 			sched_yield();
 		if (st == FL_FD_ENROLLED) {
-			fl_slot_consume(e->slot, e->gen, n);
+			struct fl_sock_id id;
+
+			if (fl_fd_sock(e, &id))
+				fl_slot_consume(id.slot, id.gen, n);
 			return;
 		}
 		if (st != FL_FD_PENDING)
@@ -317,6 +322,11 @@ int fl_enroll_read(int fd, uint64_t already_read, bool busy)
 	 * altogether. A socket some process enrolled before it was shared is
 	 * adopted, shared or not.
 	 */
+	/* The socket's object must not fail after the insert (enroll_steps.c,
+	 * fl_enroll_record): its memory is made sure of now, while a failure
+	 * still means "stays on TCP". */
+	if (!fl_sock_reserve())
+		return fl_enroll_fallback(fd, -ENOMEM, FL_USTAT_FB_OTHER, "out of memory");
 	return fl_enroll_be(m)->enroll(m, fd, e, &r);
 }
 

@@ -86,12 +86,15 @@ static int fl_brokered_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 static int fl_brokered_record(const struct fl_maps *m, int fd, const struct fl_fd *e,
 			      struct fl_sk *st)
 {
-	struct fl_slot *me = fl_slot_at(e->slot);
+	struct fl_sock_id id;
+	struct fl_slot *me = fl_fd_sock(e, &id) ? fl_slot_at(id.slot) : NULL;
 
 	(void)m;
 	(void)fd;
+	if (!me)
+		return -ENOENT; /* forgotten meanwhile, or a slot we cannot see */
 	memset(st, 0, sizeof(*st));
-	st->slot = e->slot;
+	st->slot = id.slot;
 	st->cookie = me ? __atomic_load_n(&me->owner, __ATOMIC_ACQUIRE) : 0;
 	return 0;
 }

@@ -121,10 +121,10 @@ bool fl_enroll_drain(struct fl_fd *e)
  * it. Checked before the insert only, a fork or an SCM_RIGHTS between the
  * two would slip through.
  */
-void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
-		      bool inserted, bool busy)
+void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, bool inserted, bool busy)
 {
-	struct fl_slot *s = fl_slot_at(e->slot);
+	struct fl_sock *so = e->sock; /* set by fl_enroll_record, this thread's */
+	struct fl_slot *s = fl_slot_at(so->slot);
 	bool alone;
 
 	if (s)
@@ -137,17 +137,12 @@ void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t
 	} else {
 		alone = s && fl_holders_others(fd) == 0;
 	}
-	/* A socket adopted that this process holds through another fd already
-	 * (fl_sock_find) shares that fd's object, as a dup does. */
-	e->sock = inserted ? NULL : fl_sock_find(e->slot, e->gen, cookie);
-	if (!e->sock)
-		e->sock = fl_tx_attach(fd, e->slot, e->gen, cookie);
 	/* Another process may write it too: its bytes and ours must reach
 	 * the kernel in the order the two write() calls returned (tx.h). */
-	if (e->sock && !alone)
-		fl_tx_set_shared(e->sock);
-	if (e->sock && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH))
-		fl_tx_set_through(e->sock, fd);
+	if (!alone)
+		fl_tx_set_shared(so);
+	if (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_THROUGH)
+		fl_tx_set_through(so, fd);
 	fl_fd_retry_reset(e);
 	if (alone) {
 		__atomic_fetch_or(&s->flags, FL_SLOT_RX_READY, __ATOMIC_SEQ_CST);
@@ -164,17 +159,26 @@ void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
 }
 
-/* Records fd's slot/gen in the fd table; the state stays ENROLLING (other
- * threads wait) until fl_enroll_joined publishes ENROLLED. */
-int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
+/* Points fd's entry to its socket's object, the one holder of the
+ * socket's identity; the state stays ENROLLING (other threads wait) until
+ * fl_enroll_joined publishes ENROLLED. IMPORTANT: an inserted socket's
+ * object cannot fail for want of memory here, after the insert: the
+ * enrollment reserved one before it (fl_sock_reserve, enroll.c). */
+int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint64_t cookie, bool inserted)
 {
 	struct fl_fd *e = fl_fd_get(fd);
+	struct fl_sock *s;
 
 	if (!e)
 		return -ENOMEM;
-	e->slot = slot;
-	e->gen = gen;
-	e->sock = NULL;
+	/* A socket adopted that this process holds through another fd already
+	 * (fl_sock_find) shares that fd's object, as a dup does. */
+	s = inserted ? NULL : fl_sock_find(slot, gen, cookie);
+	if (!s)
+		s = fl_tx_attach(fd, slot, gen, cookie);
+	if (!s)
+		return -ENOMEM;
+	__atomic_store_n(&e->sock, s, __ATOMIC_RELEASE);
 	fl_fd_retry_reset(e);
 	__atomic_store_n(&e->state, FL_FD_ENROLLING, __ATOMIC_RELEASE);
 	return 0;
@@ -184,9 +188,10 @@ int fl_enroll_record(int fd, uint32_t slot, uint64_t gen)
  * tests look for). */
 void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st, const char *how)
 {
-	struct fl_slot *s = fl_slot_at(e->slot);
+	uint32_t slot = e->sock->slot; /* fl_enroll_record's, this thread's */
+	struct fl_slot *s = fl_slot_at(slot);
 
-	fl_debug("fd %d: enrolled%s (slot %u, port %u -> %u, budget %u)", fd, how, e->slot,
+	fl_debug("fd %d: enrolled%s (slot %u, port %u -> %u, budget %u)", fd, how, slot,
 		 st ? st->key.local_port : 0, st ? st->key.remote_port : 0,
 		 s ? __atomic_load_n(&s->budget, __ATOMIC_RELAXED) : 0);
 }
@@ -203,11 +208,13 @@ int fl_enroll_adopt_slot(int fd, const struct fl_sk *st)
 		return fl_enroll_fallback(fd, -ENODATA, FL_USTAT__NR,
 					  "enrolled before, but its slot is gone");
 	gen = __atomic_load_n(&s->consumed, __ATOMIC_RELAXED) >> FL_CONSUMED_BITS;
-	if (fl_enroll_record(fd, st->slot, gen))
+	/* Not in the sockhash because of us: with no memory for its object
+	 * it is not adopted, as when the fd table has none. */
+	if (!fl_sock_reserve() || fl_enroll_record(fd, st->slot, gen, st->cookie, false))
 		return -ENOMEM;
 	e = fl_fd_peek(fd);
 	fl_debug("fd %d: adopted (slot %u)", fd, st->slot);
-	fl_enroll_joined(m, fd, e, st->cookie, false, false);
+	fl_enroll_joined(m, fd, e, false, false);
 	return 0;
 }
 
@@ -227,12 +234,15 @@ int fl_enroll_put_off(int fd, struct fl_fd *e)
  * SEND_TCP is set already, so it goes over TCP). */
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)
 {
+	struct fl_sock_id id, oid;
 	int other;
 
+	if (!fl_fd_sock(e, &id))
+		return; /* forgotten already, by another thread */
 	for (other = fl_fd_next_enrolled(0); other >= 0; other = fl_fd_next_enrolled(other + 1)) {
 		struct fl_fd *oe = fl_fd_peek(other);
 
-		if (oe->slot == slot && oe->gen == e->gen)
+		if (fl_fd_sock(oe, &oid) && oid.slot == slot && oid.gen == id.gen)
 			fl_fd_forget_socket(other);
 	}
 }
@@ -243,12 +253,12 @@ int fl_enroll_inserted(const struct fl_maps *m, int fd, uint32_t slot, uint64_t 
 		       uint64_t cookie, bool busy, const struct fl_sk *st, const char *how)
 {
 	struct fl_fd *e;
-	int err = fl_enroll_record(fd, slot, gen);
+	int err = fl_enroll_record(fd, slot, gen, cookie, true);
 
 	if (err)
 		return err;
 	e = fl_fd_peek(fd);
-	fl_enroll_joined(m, fd, e, cookie, true, busy);
+	fl_enroll_joined(m, fd, e, true, busy);
 	fl_enroll_say(fd, e, st, how);
 	return 0;
 }

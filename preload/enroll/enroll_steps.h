@@ -22,13 +22,14 @@ int fl_enroll_fallback(int fd, int err, enum fl_ustat counter, const char *why);
 /* The receive budget of fd's slot. */
 uint32_t fl_enroll_budget(int fd, struct fl_fd *e);
 
-/* Records fd's slot and gen in the fd table, state ENROLLING. 0 or -ENOMEM. */
-int fl_enroll_record(int fd, uint32_t slot, uint64_t gen);
+/* Points fd's entry to the object of the socket slot/gen/cookie (sock.h:
+ * the one shared with its other fds, else a new one with its send buffer),
+ * state ENROLLING (inserted: by this call, not adopted). 0 or -ENOMEM. */
+int fl_enroll_record(int fd, uint32_t slot, uint64_t gen, uint64_t cookie, bool inserted);
 
 /* fd joined the sockhash (inserted: by this call, not adopted): publishes
  * ENROLLED, and RX_READY if nobody else holds it. */
-void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, uint64_t cookie,
-		      bool inserted, bool busy);
+void fl_enroll_joined(const struct fl_maps *m, int fd, struct fl_fd *e, bool inserted, bool busy);
 
 /* The one debug line of an enrollment (st: NULL if the keys are not ours). */
 void fl_enroll_say(int fd, const struct fl_fd *e, const struct fl_sk *st, const char *how);

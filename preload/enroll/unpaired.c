@@ -115,6 +115,7 @@ static void fl_unpaired_leave(int fd, struct fl_fd *e)
 void fl_unpaired_check(int fd, struct fl_fd *e)
 {
 	uint64_t rx = 0, tx = 0, verdicts = 0;
+	struct fl_sock_id id;
 	uint32_t f;
 	int saved;
 
@@ -131,7 +132,8 @@ void fl_unpaired_check(int fd, struct fl_fd *e)
 		if (fl_fd_retry_due(e))
 			fl_unpaired_leave(fd, e);
 	} else {
-		switch (fl_slot_pairing(e->slot, e->gen, &rx, &tx, &verdicts)) {
+		switch (fl_fd_sock(e, &id) ? fl_slot_pairing(id.slot, id.gen, &rx, &tx, &verdicts) :
+			FL_PAIRING_UNKNOWN /* forgotten meanwhile: not ours */) {
 		case FL_PAIRING_PAIRED:
 			__atomic_fetch_or(&e->flags, FL_FDF_PAIRED, __ATOMIC_RELAXED);
 			break;

@@ -15,7 +15,10 @@
 #include "tx/tx.h"
 
 /*
- * Before fork(), each file takes the locks its child hook needs. tx.c's
+ * Before fork(), each file takes the locks its child hook needs. First the
+ * held receive bytes' locks of every socket (sock.c): a reader holding one
+ * may go on to take the internal pipe's lock (splice.c), and none of their
+ * holders waits for anything the later steps take. tx.c's
  * hook first flushes every buffer, which runs the send path: that may count
  * in the maps, log and wake the flusher, so it runs before the maps', the
  * local addresses' and the flusher's locks are taken. Those three, sock.c's
@@ -27,36 +30,46 @@
  * use). sock.c's hook comes right after tx.c's, whose pool lock it took
  * over: the flush runs before it marks every socket shared, as it always
  * did (a shared socket's buffer no longer coalesces on its own initiative).
+ * The signal handlers' lock (signals.c) is a leaf too, taken last.
+ * The settings need no hook: they are read here, at load, before any fork
+ * hook exists, and glibc runs a pthread_once that a fork interrupted again
+ * in the child (its fork generation), which config.c's reader allows.
  */
 static void fl_fork_prepare(void)
 {
+	fl_sock_rxq_fork_prepare();
 	fl_splice_fork_prepare();
 	fl_tx_fork_prepare();
 	fl_sock_fork_prepare();
 	fl_maps_fork_prepare();
 	fl_addr_fork_prepare();
 	fl_flusher_fork_prepare();
+	fl_sig_fork_prepare();
 }
 
 /* After fork(), the same in reverse: the last lock taken is released first. */
 static void fl_fork_parent(void)
 {
+	fl_sig_fork_release();
 	fl_flusher_fork_parent();
 	fl_addr_fork_release();
 	fl_maps_fork_release();
 	fl_sock_fork_release();
 	fl_tx_fork_parent();
 	fl_splice_fork_parent();
+	fl_sock_rxq_fork_parent();
 }
 
 static void fl_fork_child(void)
 {
+	fl_sig_fork_release();
 	fl_flusher_fork_child();
 	fl_addr_fork_release();
 	fl_maps_fork_release();
 	fl_sock_fork_release();
 	fl_tx_fork_child();
 	fl_splice_fork_child();
+	fl_sock_rxq_fork_child();
 }
 
 /*

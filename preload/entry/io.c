@@ -250,11 +250,9 @@ static inline void fl_rx_begin(int fd, struct fl_rx *rx)
 
 	rx->fd = fd;
 	rx->e = e;
-	rx->on = e != NULL && st == FL_FD_ENROLLED;
-	rx->slot = e ? e->slot : 0;
-	rx->gen = e ? e->gen : 0;
-	rx->sock = rx->on ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL;
-	rx->q = rx->on ? fl_sock_rxq(rx->sock, rx->gen, false) : NULL;
+	rx->sock = e && st == FL_FD_ENROLLED ? fl_fd_sock(e, &rx->id) : NULL;
+	rx->on = rx->sock != NULL; /* NULL: another thread is forgetting it */
+	rx->q = rx->on ? fl_sock_rxq(rx->sock, rx->id.gen, false) : NULL;
 	if (!fl_rxq_active(rx->q))
 		rx->q = NULL;
 }
@@ -274,7 +272,7 @@ static inline void fl_rx_end(const struct fl_rx *rx, ssize_t n, int flags)
 	bool counted = n > 0 && !(flags & (MSG_PEEK | MSG_OOB));
 
 	if (rx->on && counted)
-		fl_slot_consume(rx->slot, rx->gen, (uint64_t)n);
+		fl_slot_consume(rx->id.slot, rx->id.gen, (uint64_t)n);
 	if (rx->held)
 		fl_inflight_drop(rx->fd, rx->e);
 	if (rx->pend)
@@ -318,8 +316,10 @@ static size_t fl_iov_len(const struct iovec *iov, int n)
  */
 static inline void fl_tx_urgent(const struct fl_fd *e, int flags)
 {
-	if (e && (flags & MSG_OOB) && fl_compat_on())
-		fl_slot_send_tcp(e->slot, e->gen, "an urgent (MSG_OOB) send");
+	struct fl_sock_id id;
+
+	if (e && (flags & MSG_OOB) && fl_compat_on() && fl_fd_sock(e, &id))
+		fl_slot_send_tcp(id.slot, id.gen, "an urgent (MSG_OOB) send");
 }
 
 /*
@@ -569,7 +569,7 @@ ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
  */
 static int fl_atmark(int fd, struct fl_fd *e, int *arg)
 {
-	struct fl_rxq *q = fl_sock_rxq(e->sock, e->gen, false);
+	struct fl_rxq *q = fl_fd_rxq(e, false);
 	int redirected = 0;
 
 	if ((q && fl_rxq_held(q)) || (!libc_ioctl(fd, FIONREAD, &redirected) && redirected > 0)) {
@@ -584,6 +584,8 @@ static int fl_atmark(int fd, struct fl_fd *e, int *arg)
  * SIOCATMARK sees them too. */
 int fl_ioctl(int fd, unsigned long req, void *arg)
 {
+	struct fl_sock_id id;
+	struct fl_sock *s;
 	struct fl_rxq *q;
 	struct fl_fd *e;
 	int r;
@@ -598,10 +600,12 @@ int fl_ioctl(int fd, unsigned long req, void *arg)
 		e = fl_fd_peek(fd);
 		/* A socket that left the sockhash through another process
 		 * (FL_SLOT_LEFT) counts both queues itself again. */
-		if (fl_fd_state(e) == FL_FD_ENROLLED && fl_slot_left(e->slot))
+		s = fl_fd_state(e) == FL_FD_ENROLLED ? fl_fd_sock(e, &id) : NULL;
+		if (s && fl_slot_left(id.slot))
 			fl_fd_forget_socket(fd);
-		if (fl_fd_state(e) == FL_FD_ENROLLED) {
-			q = fl_sock_rxq(e->sock, e->gen, false);
+		s = fl_fd_state(e) == FL_FD_ENROLLED ? fl_fd_sock(e, &id) : NULL;
+		if (s) {
+			q = fl_sock_rxq(s, id.gen, false);
 			r = fl_rx_inq_app(fd, q && fl_rxq_inline_forced(q), (int *)arg);
 			if (!r && q)
 				*(int *)arg += (int)fl_rxq_held(q);
@@ -627,7 +631,7 @@ int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 
 	if (level == SOL_SOCKET && name == SO_OOBINLINE && val && len && *len >= sizeof(int)) {
 		e = fl_fd_peek(fd);
-		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_sock_rxq(e->sock, e->gen, false) : NULL;
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_fd_rxq(e, false) : NULL;
 		if (q && fl_rxq_inline_forced(q)) {
 			*(int *)val = 0;
 			*len = sizeof(int);
@@ -638,7 +642,7 @@ int fl_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	if (level == SOL_SOCKET && name == SO_PEEK_OFF && val && len && *len >= sizeof(int) &&
 	    fl_compat_on()) {
 		e = fl_fd_peek(fd);
-		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_sock_rxq(e->sock, e->gen, false) : NULL;
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_fd_rxq(e, false) : NULL;
 		if (q) {
 			*(int *)val = fl_rxq_peek_off(q);
 			*len = sizeof(int);

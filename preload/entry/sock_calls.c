@@ -108,8 +108,10 @@ static void fl_close_reset_if_unread(int fd, struct fl_fd *e)
 {
 	struct linger lg = { 1, 0 };
 	int redirected = 0, saved = errno;
+	struct fl_sock_id id;
+	struct fl_sock *s = fl_fd_sock(e, &id);
 
-	if (!fl_compat_on() || !e->sock || !fl_sock_last_copy(e->sock) || fl_slot_left(e->slot))
+	if (!fl_compat_on() || !s || !fl_sock_last_copy(s) || fl_slot_left(id.slot))
 		return;
 	/* Bytes left in TCP's queue make TCP reset the connection itself;
 	 * bytes left in the redirected queue would just vanish, and the peer
@@ -147,18 +149,21 @@ int fl_close(int fd, int (*real)(int))
 int fl_shutdown(int fd, int how)
 {
 	struct fl_fd *e = fl_fd_peek(fd);
+	struct fl_sock_id id;
+	struct fl_sock *s = fl_fd_state(e) == FL_FD_ENROLLED ? fl_fd_sock(e, &id) : NULL;
 	int r, saved;
 
 	/* What was written goes before the FIN, as in TCP; writes after it
 	 * must reach the kernel, which fails them (tx.h, the verdict). */
-	if (fl_fd_state(e) == FL_FD_ENROLLED && e->sock && how != SHUT_RD)
-		fl_tx_shutdown(e->sock, fd);
+	if (s && how != SHUT_RD)
+		fl_tx_shutdown(s, fd);
 	r = libc_shutdown(fd, how);
 	saved = errno;
 	/* A socket that stopped reading gets its peer's bytes over TCP, which
 	 * resets the connection when they arrive, as for any TCP socket. */
-	if (!r && how != SHUT_WR && fl_fd_state(e) == FL_FD_ENROLLED && fl_compat_on())
-		fl_slot_rcv_shut(e->slot, e->gen);
+	if (!r && how != SHUT_WR && fl_fd_state(e) == FL_FD_ENROLLED && fl_compat_on() &&
+	    (s = fl_fd_sock(e, &id)))
+		fl_slot_rcv_shut(id.slot, id.gen);
 	errno = saved;
 	return r;
 }
@@ -167,6 +172,8 @@ FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
 {
 	FILE *fp = real(fd, mode);
 	struct fl_fd *e = fl_fd_peek(fd);
+	struct fl_sock_id id;
+	struct fl_sock *s;
 	int saved = errno;
 
 	/* glibc writes a FILE through its internal __write, which the shim
@@ -174,8 +181,8 @@ FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *))
 	 * socket that enrolls later remembers it (enroll.c). */
 	if (fp && e)
 		__atomic_fetch_or(&e->flags, FL_FDF_THROUGH, __ATOMIC_RELAXED);
-	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && e->sock)
-		fl_tx_set_through(e->sock, fd);
+	if (fp && fl_fd_state(e) == FL_FD_ENROLLED && (s = fl_fd_sock(e, &id)))
+		fl_tx_set_through(s, fd);
 	/*
 	 * IMPORTANT: glibc reads a FILE through its internal __read, which the
 	 * shim neither sees nor counts: on a socket in the sockhash such a read
@@ -276,6 +283,8 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	int r, saved, v = 0, rcvbuf = 0;
 	socklen_t olen = sizeof(rcvbuf);
+	struct fl_sock_id id;
+	struct fl_sock *s;
 	struct fl_rxq *q;
 	struct fl_fd *e;
 
@@ -285,7 +294,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		if (fl_fd_state(e) == FL_FD_ENROLLED) {
 			/* The redirect path ignores SO_PEEK_OFF: the shim keeps
 			 * it (rxq.h), and the kernel must not apply it as well. */
-			q = fl_sock_rxq(e->sock, e->gen, true);
+			q = fl_fd_rxq(e, true);
 			if (q) {
 				memcpy(&v, val, sizeof(v));
 				fl_rxq_set_peek_off(q, v);
@@ -300,7 +309,7 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		/* Held on by the shim for now (rxq.h): the application's
 		 * value is noted there, the kernel's stays on until then. */
 		e = fl_fd_peek(fd);
-		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_sock_rxq(e->sock, e->gen, false) : NULL;
+		q = fl_fd_state(e) == FL_FD_ENROLLED ? fl_fd_rxq(e, false) : NULL;
 		memcpy(&v, val, sizeof(v));
 		if (q && fl_rxq_set_oobinline(q, v))
 			return 0;
@@ -314,11 +323,11 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	if (level == IPPROTO_TCP && (name == TCP_NODELAY || name == TCP_CORK)) {
 		/* The send buffer follows TCP's own switches (tx.h). */
 		e = fl_fd_peek(fd);
-		if (fl_fd_state(e) == FL_FD_ENROLLED && e->sock) {
+		if (fl_fd_state(e) == FL_FD_ENROLLED && (s = fl_fd_sock(e, &id))) {
 			if (name == TCP_NODELAY)
-				fl_tx_set_nodelay(e->sock, fd, v != 0);
+				fl_tx_set_nodelay(s, fd, v != 0);
 			else
-				fl_tx_set_cork(e->sock, fd, v != 0);
+				fl_tx_set_cork(s, fd, v != 0);
 		}
 		errno = saved;
 		return r;
@@ -330,9 +339,9 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVBUF_SET, __ATOMIC_RELAXED);
 			/* The kernel doubles the value; the budget is what it keeps. */
-			if (fl_fd_state(e) == FL_FD_ENROLLED &&
+			if (fl_fd_state(e) == FL_FD_ENROLLED && (s = fl_fd_sock(e, &id)) &&
 			    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
-				fl_slot_set_budget(e->slot, e->gen, (uint32_t)rcvbuf);
+				fl_slot_set_budget(id.slot, id.gen, (uint32_t)rcvbuf);
 		}
 	} else if (name == SO_ZEROCOPY && v && fl_compat_on()) {
 		e = fl_fd_get(fd);
@@ -354,8 +363,9 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 			 * (docs/kernel.md#rcvlowat): the socket leaves the fast path
 			 * if nothing is queued; otherwise the peer's bytes come over
 			 * TCP, which honours it, from now on. */
-			if (fl_fd_state(e) == FL_FD_ENROLLED && fl_unenroll(fd, "SO_RCVLOWAT set"))
-				fl_slot_blind(e->slot, e->gen, "SO_RCVLOWAT set");
+			if (fl_fd_state(e) == FL_FD_ENROLLED && (s = fl_fd_sock(e, &id)) &&
+			    fl_unenroll(fd, "SO_RCVLOWAT set"))
+				fl_slot_blind(id.slot, id.gen, "SO_RCVLOWAT set");
 		}
 	}
 	errno = saved;

@@ -69,10 +69,10 @@ static bool fl_rx_urgent(const struct fl_rx *rx, struct msghdr *msg, int flags, 
 
 	if (!(flags & MSG_OOB) || !rx->on || !fl_compat_on())
 		return false;
-	q = rx->q ? rx->q : fl_sock_rxq(rx->sock, rx->gen, true);
+	q = rx->q ? rx->q : fl_sock_rxq(rx->sock, rx->id.gen, true);
 	if (!q)
 		return false; /* out of memory: as the kernel answers */
-	*n = fl_rx_oob_recv(rx->fd, rx->slot, rx->gen, q, msg, flags);
+	*n = fl_rx_oob_recv(rx->fd, rx->id.slot, rx->id.gen, q, msg, flags);
 	return true;
 }
 
@@ -88,7 +88,7 @@ static inline bool fl_rx_special(const struct fl_rx *rx, void *buf, size_t len, 
 	}
 	if ((flags & (MSG_PEEK | MSG_WAITALL)) == (MSG_PEEK | MSG_WAITALL) &&
 	    !(flags & (MSG_DONTWAIT | MSG_TRUNC)) && buf) {
-		*n = fl_rx_peek_waitall(rx->fd, fl_sock_rxq(rx->sock, rx->gen, true), buf, len, flags);
+		*n = fl_rx_peek_waitall(rx->fd, fl_sock_rxq(rx->sock, rx->id.gen, true), buf, len, flags);
 		return true;
 	}
 	if (rx->q && buf) {
@@ -187,7 +187,7 @@ static ssize_t fl_rx_splice(const struct fl_rx *rx, struct fl_rx_call *c)
 		return n;
 	}
 	if (rx->on)
-		fl_slot_blind(rx->slot, rx->gen, "the application splices from the socket");
+		fl_slot_blind(rx->id.slot, rx->id.gen, "the application splices from the socket");
 	c->served = false; /* the caller writes into fd_out */
 	return 0;
 }

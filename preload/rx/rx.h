@@ -21,6 +21,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "socket/sock.h" /* struct fl_sock_id */
+
 struct fl_fd;
 struct fl_rxq;
 struct fl_sock;
@@ -29,10 +31,10 @@ struct fl_sock;
  * socket's early-taken bytes or emulated peek offset, if any (rxq.h).
  * Filled by io.c (fl_rx_begin). */
 struct fl_rx {
-	uint32_t slot;
-	uint64_t gen;
 	bool on;     /* enrolled: count the read in the slot, apply TCP's fixes */
 	struct fl_sock *sock; /* enrolled: the socket's object (sock.h), or NULL */
+	struct fl_sock_id id; /* with sock: its identity when the call began
+			       * (fdtable.h, fl_fd_sock) */
 	struct fl_rxq *q;
 	int fd;
 	struct fl_fd *pend; /* a pending fd's entry: the read counts there */

@@ -155,8 +155,6 @@ void fl_fd_copy(int oldfd, int newfd)
 	dst = fl_fd_get(newfd);
 	if (!dst)
 		return;
-	dst->slot = src->slot;
-	dst->gen = src->gen;
 	/* A pending copy starts from what the original has counted: reads
 	 * through the original from now on are not seen here, which can only
 	 * keep its gate shut (design.md), never open it early. */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "common/clock.h"
+#include "sock.h"
 
 enum fl_fd_state {
 	FL_FD_UNKNOWN = 0,  /* nothing recorded: plain pass-through */
@@ -48,19 +49,17 @@ enum fl_fd_state {
 #define FL_FDF_UNPAIRED_LEAVING (1u << 11) /* it decided to leave and the bytes
 					    * the peer sent are not all read yet */
 
-struct fl_sock;
-
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
 	uint32_t flags;  /* FL_FDF_*; atomic bit operations */
-	uint32_t slot;   /* with FL_FD_ENROLLED: the socket's slot */
 	/* atomic hints: when a check that must be retried runs next
 	 * (CLOCK_MONOTONIC microseconds, wrapping), see fl_fd_retry_due */
 	uint32_t retry_at_us;
-	uint64_t gen;    /* with FL_FD_ENROLLED: the slot generation it owns */
-	/* with FL_FD_ENROLLED: the socket's object (sock.h: its send buffer,
-	 * held receive bytes), one reference of it, or NULL (memory was
-	 * short); atomic, taken away with an exchange (fl_fd_forget_socket) */
+	/* with FL_FD_ENROLLED (and from fl_enroll_record on, while
+	 * ENROLLING): the socket's object (sock.h), one reference of it. The
+	 * socket's identity (slot, generation, cookie) is the object's alone:
+	 * read it with fl_fd_sock. NULL only once the fd let go (atomic,
+	 * taken away with an exchange, fl_fd_forget_socket). */
 	struct fl_sock *sock;
 	/* with FL_FD_PENDING (atomic): bytes the application has read (the
 	 * slot's first "consumed" when it enrolls; bit 63 set while an
@@ -92,6 +91,44 @@ struct fl_fd *fl_fd_peek(int fd);
 /* The entry of fd, allocating its chunk if needed. NULL if fd is out of
  * range or memory is short. Not for signal handlers. */
 struct fl_fd *fl_fd_get(int fd);
+
+/*
+ * The object of the socket e names, and its identity as this call sees it
+ * (sock.h, fl_sock_id), or NULL: e names none (not enrolled, or another
+ * thread is forgetting it). IMPORTANT: the object may be released and given
+ * to another socket while this runs (a close or an unenroll in another
+ * thread); the identity read counts only if e still points to the object
+ * afterwards, so that a recycled object's identity is never taken for this
+ * fd's. If e points to it again after a reuse, e names that very socket
+ * now (a dup, an adoption): its identity is the right one. No lock, no
+ * store: three loads of lines the call touches anyway.
+ */
+static inline struct fl_sock *fl_fd_sock(const struct fl_fd *e, struct fl_sock_id *id)
+{
+	struct fl_sock *s;
+
+	*id = (struct fl_sock_id){ 0, FL_SOCK_GONE }; /* with NULL: no socket */
+	for (s = e ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL; s;) {
+		struct fl_sock *again;
+
+		fl_sock_id(s, id);
+		again = __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE);
+		if (again == s)
+			return s;
+		s = again;
+	}
+	return NULL;
+}
+
+/* The held receive bytes and peek offset of the socket e names (sock.h,
+ * fl_sock_rxq), or NULL. */
+static inline struct fl_rxq *fl_fd_rxq(const struct fl_fd *e, bool create)
+{
+	struct fl_sock_id id;
+	struct fl_sock *s = fl_fd_sock(e, &id);
+
+	return s ? fl_sock_rxq(s, id.gen, create) : NULL;
+}
 
 /* The state of fd, FL_FD_UNKNOWN when untracked. */
 static inline uint32_t fl_fd_state(const struct fl_fd *e)

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "base/libc.h"
+#include "base/fault.h"
 #include "base/log.h"
 
 void fl_rxq_init(struct fl_rxq *q)
@@ -141,9 +142,13 @@ ssize_t fl_rxq_give(struct fl_rxq *q, size_t len, fl_rxq_put_fn put, void *ctx)
 
 void fl_rxq_set_peek_off(struct fl_rxq *q, int v)
 {
+	int saved = errno;
+
 	pthread_mutex_lock(&q->lock);
 	q->peek_off = v < 0 ? -1 : v;
+	fl_fault_lock_hold(); /* tests only (fault.h) */
 	pthread_mutex_unlock(&q->lock);
+	errno = saved;
 }
 
 int fl_rxq_peek_off(struct fl_rxq *q)

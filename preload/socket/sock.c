@@ -26,6 +26,35 @@ static struct fl_sock *fl_sock_free;
 static struct fl_sock *fl_sock_all;
 static struct fl_sock *fl_sock_newest[FL_SLOTS_MAX];
 
+/* The calling thread's spare object (fl_sock_reserve): its own, so no
+ * lock; made like any other (on fl_sock_all), kept until an enrollment of
+ * this thread finds the pool empty. A thread that ends leaves it unused on
+ * fl_sock_all, which is harmless (gen FL_SOCK_GONE, no send buffer). */
+static __thread struct fl_sock *fl_sock_spare __attribute__((tls_model("initial-exec")));
+
+/* A new object, on the list of all objects, or NULL. */
+static struct fl_sock *fl_sock_make(void)
+{
+	struct fl_sock *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->gen = FL_SOCK_GONE;
+	fl_rxq_init(&s->rxq);
+	pthread_mutex_lock(&fl_sock_pool_lock);
+	s->next_all = fl_sock_all;
+	__atomic_store_n(&fl_sock_all, s, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fl_sock_pool_lock);
+	return s;
+}
+
+bool fl_sock_reserve(void)
+{
+	if (!fl_sock_spare)
+		fl_sock_spare = fl_sock_make();
+	return fl_sock_spare != NULL;
+}
+
 struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 			    const struct fl_sock_ops *ops)
 {
@@ -37,23 +66,24 @@ struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 		fl_sock_free = s->next_free;
 	pthread_mutex_unlock(&fl_sock_pool_lock);
 	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return NULL;
-		s->gen = FL_SOCK_GONE;
-		fl_rxq_init(&s->rxq);
-		pthread_mutex_lock(&fl_sock_pool_lock);
-		s->next_all = fl_sock_all;
-		__atomic_store_n(&fl_sock_all, s, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&fl_sock_pool_lock);
+		s = fl_sock_spare;
+		fl_sock_spare = NULL;
 	}
-	s->slot = slot;
+	if (!s)
+		s = fl_sock_make();
+	if (!s)
+		return NULL;
+	/* A reader racing with the reuse (fl_sock_id) retries meanwhile. */
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&s->slot, slot, __ATOMIC_RELAXED);
 	s->cookie = cookie;
 	s->ops = ops;
 	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->rxq_made, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->refs, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->gen, gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 	return s;
 }
 
@@ -138,4 +168,48 @@ void fl_sock_fork_prepare(void)
 void fl_sock_fork_release(void)
 {
 	pthread_mutex_unlock(&fl_sock_pool_lock);
+}
+
+/*
+ * fork(): each socket's held receive bytes (rxq.h) are guarded by their own
+ * lock, which a reader of another thread may hold at that moment (a peek,
+ * a recv(MSG_OOB), a read of held bytes); the child, where that thread does
+ * not exist, would wait for it forever at its first read of the socket, and
+ * might find the held bytes half updated. So every one is taken across the
+ * fork, in the forking thread. fl_sock_rxq_forked is the list head they
+ * were taken from (written and read only by the forking thread, between
+ * the prepare step and the parent's or child's): an object made by another
+ * thread after it was read is not locked, so the child gives it a fresh
+ * lock; nobody can have used its held bytes yet but that thread, whose
+ * read is gone with it.
+ * IMPORTANT: taken first of all (init.c): a holder of a queue's lock may
+ * take the internal pipe's (splice.c, fl_pipe_put), never the other way.
+ */
+static struct fl_sock *fl_sock_rxq_forked;
+
+void fl_sock_rxq_fork_prepare(void)
+{
+	struct fl_sock *s;
+
+	fl_sock_rxq_forked = __atomic_load_n(&fl_sock_all, __ATOMIC_ACQUIRE);
+	for (s = fl_sock_rxq_forked; s; s = s->next_all)
+		pthread_mutex_lock(&s->rxq.lock);
+}
+
+void fl_sock_rxq_fork_parent(void)
+{
+	struct fl_sock *s;
+
+	for (s = fl_sock_rxq_forked; s; s = s->next_all)
+		pthread_mutex_unlock(&s->rxq.lock);
+}
+
+void fl_sock_rxq_fork_child(void)
+{
+	struct fl_sock *s;
+
+	for (s = __atomic_load_n(&fl_sock_all, __ATOMIC_ACQUIRE); s && s != fl_sock_rxq_forked;
+	     s = s->next_all)
+		pthread_mutex_init(&s->rxq.lock, NULL);
+	fl_sock_rxq_fork_parent();
 }

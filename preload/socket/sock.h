@@ -45,7 +45,9 @@ struct fl_sock_ops {
  * and a thread's call in progress borrow it. Which lock guards what:
  *   slot, cookie, ops  written by fl_sock_new before the object is
  *                 published (e->sock, release; fl_sock_publish); constant
- *                 until the last release.
+ *                 until the last release. A reader that may race with a
+ *                 recycle reads slot and gen together through seq
+ *                 (fl_sock_id: odd while they are rewritten).
  *   gen           atomic: fl_sock_new, and FL_SOCK_GONE at the last
  *                 release; tx.c checks it with tx.lock held, so a retire
  *                 (which takes tx.lock) waits for a user that passed it.
@@ -65,6 +67,7 @@ struct fl_sock_ops {
 struct fl_sock {
 	uint32_t slot;    /* the socket: its slot (slot.h) */
 	uint64_t gen;     /* and the slot's generation it owns */
+	uint64_t seq;     /* odd while fl_sock_new rewrites slot and gen (fl_sock_id) */
 	uint64_t cookie;  /* its SO_COOKIE, to recognise it through an fd */
 	int refs;
 	int shared;
@@ -76,9 +79,20 @@ struct fl_sock {
 };
 
 /* An object for a newly enrolled socket, with one reference, or NULL when
- * memory is short. Its send buffer is its owner's to set up. */
+ * memory is short and the calling thread reserved none (fl_sock_reserve).
+ * Its send buffer is its owner's to set up. */
 struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 			    const struct fl_sock_ops *ops);
+
+/*
+ * Makes sure the calling thread's next fl_sock_new cannot fail for want of
+ * memory: false if it would. Enrollment asks before the socket goes into
+ * the sockhash, where a failure still means "stays on TCP"; after the
+ * insert an fd must be recorded with its object (every enrolled fd has one:
+ * the object alone holds the socket's identity). One spare object per
+ * thread, kept for its next enrollment.
+ */
+bool fl_sock_reserve(void);
 
 /* s is set up (its send buffer too): fl_sock_find may give it out. */
 void fl_sock_publish(struct fl_sock *s);
@@ -104,12 +118,41 @@ void fl_sock_release(struct fl_sock *s, int fd);
 
 /*
  * The generation check, the one place that tells whether s still is the
- * socket an fd entry recorded (gen: the entry's e->gen). The send buffer's
- * users ask it with tx.lock held.
+ * socket a call found it to be when it began (gen: fl_sock_id's, read
+ * through the fd table, fl_fd_sock). The send buffer's users ask it with
+ * tx.lock held.
  */
 static inline bool fl_sock_is(const struct fl_sock *s, uint64_t gen)
 {
 	return __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen;
+}
+
+/* The socket's identity as one call sees it. */
+struct fl_sock_id {
+	uint32_t slot;
+	uint64_t gen; /* FL_SOCK_GONE: none (released, or being reused) */
+};
+
+/*
+ * Reads s's slot and generation as one: a released object may be given to
+ * another socket at any time (fl_sock_new), and a slot of one socket with
+ * the generation of another would count bytes in the wrong slot. seq makes
+ * the pair consistent (a seqlock: no lock, no store; a few loads of a line
+ * the call touches anyway). Whether the fd still names s is the fd table's
+ * question (fl_fd_sock).
+ */
+static inline void fl_sock_id(const struct fl_sock *s, struct fl_sock_id *id)
+{
+	uint64_t seq;
+
+	for (;;) {
+		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		id->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+		id->slot = __atomic_load_n(&s->slot, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (!(seq & 1) && __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == seq)
+			return;
+	}
 }
 
 /* True if one fd is the only one naming the socket: no dup in this

@@ -57,8 +57,11 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 		/* A new object: its buffer once, kept while it is recycled. */
 		tx->buf = malloc(cfg->flush_bytes);
 		if (!tx->buf) {
-			fl_sock_release(s, fd); /* nothing to flush: !made */
-			return NULL;
+			/* Memory is short: the socket is enrolled all the same,
+			 * without a send buffer (its writes go straight to the
+			 * kernel, fl_tx_of); the object still holds its identity. */
+			fl_sock_publish(s);
+			return s;
 		}
 		pthread_mutex_init(&tx->lock, NULL);
 		__atomic_store_n(&tx->made, true, __ATOMIC_RELEASE);
@@ -83,6 +86,13 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 	pthread_mutex_unlock(&tx->lock);
 	fl_sock_publish(s);
 	return s;
+}
+
+/* The send buffer of s, or NULL: s has none (memory was short when it
+ * was given to its socket, fl_tx_attach). */
+static inline struct fl_tx *fl_tx_of(struct fl_sock *s)
+{
+	return s && __atomic_load_n(&s->tx.made, __ATOMIC_ACQUIRE) ? &s->tx : NULL;
 }
 
 /* ------------------------------------------------------------- buffer */
@@ -271,7 +281,7 @@ static ssize_t fl_tx_unlocked(struct fl_tx *tx, int fd, const struct iovec *iov,
 /*
  * A write of an enrolled socket with batching: sends or buffers the iovec
  * (len bytes) under the policy of tx.h (msg: sendmsg's header, else NULL;
- * gen: the slot generation the fd entry recorded). Returns what the
+ * gen: the socket's generation when the call began, fl_fd_sock). Returns what the
  * application's call returns (with errno set).
  */
 static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const struct iovec *iov,
@@ -513,13 +523,16 @@ static void fl_tx_flush_sync(struct fl_tx *tx, int fd, enum fl_ustat why)
 
 void fl_tx_flush_now(struct fl_sock *s, int fd, enum fl_ustat why)
 {
-	fl_tx_flush_sync(&s->tx, fd, why);
+	if (fl_tx_of(s))
+		fl_tx_flush_sync(&s->tx, fd, why);
 }
 
 void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on)
 {
-	struct fl_tx *tx = &s->tx;
+	struct fl_tx *tx = fl_tx_of(s);
 
+	if (!tx)
+		return;
 	pthread_mutex_lock(&tx->lock);
 	if (on)
 		tx->flags |= FL_TXF_NODELAY;
@@ -531,24 +544,36 @@ void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on)
 		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION);
 }
 
+/* The mark is taken with the buffer's lock, which orders it against the
+ * buffer's decisions; without a buffer there are none. */
 void fl_tx_set_shared(struct fl_sock *s)
 {
-	pthread_mutex_lock(&s->tx.lock);
+	struct fl_tx *tx = __atomic_load_n(&s->tx.made, __ATOMIC_ACQUIRE) ? &s->tx : NULL;
+
+	if (tx)
+		pthread_mutex_lock(&tx->lock);
 	__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&s->tx.lock);
+	if (tx)
+		pthread_mutex_unlock(&tx->lock);
 }
 
 void fl_tx_set_alone(struct fl_sock *s)
 {
-	pthread_mutex_lock(&s->tx.lock);
+	struct fl_tx *tx = __atomic_load_n(&s->tx.made, __ATOMIC_ACQUIRE) ? &s->tx : NULL;
+
+	if (tx)
+		pthread_mutex_lock(&tx->lock);
 	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&s->tx.lock);
+	if (tx)
+		pthread_mutex_unlock(&tx->lock);
 }
 
 void fl_tx_set_through(struct fl_sock *s, int fd)
 {
-	struct fl_tx *tx = &s->tx;
+	struct fl_tx *tx = fl_tx_of(s);
 
+	if (!tx)
+		return;
 	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_WRITE);
 	pthread_mutex_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
@@ -557,8 +582,10 @@ void fl_tx_set_through(struct fl_sock *s, int fd)
 
 void fl_tx_shutdown(struct fl_sock *s, int fd)
 {
-	struct fl_tx *tx = &s->tx;
+	struct fl_tx *tx = fl_tx_of(s);
 
+	if (!tx)
+		return;
 	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_CLOSE);
 	pthread_mutex_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
@@ -567,8 +594,10 @@ void fl_tx_shutdown(struct fl_sock *s, int fd)
 
 void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
 {
-	struct fl_tx *tx = &s->tx;
+	struct fl_tx *tx = fl_tx_of(s);
 
+	if (!tx)
+		return;
 	pthread_mutex_lock(&tx->lock);
 	if (on)
 		tx->flags |= FL_TXF_CORK;
@@ -657,18 +686,19 @@ static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t ge
 
 ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 {
-	struct fl_sock *s = e ? __atomic_load_n(&e->sock, __ATOMIC_ACQUIRE) : NULL;
-	struct fl_tx *tx = s ? &s->tx : NULL, *batch;
+	struct fl_sock_id id = { 0, 0 };
+	struct fl_sock *s = fl_fd_sock(e, &id);
+	struct fl_tx *tx = fl_tx_of(s), *batch;
 
 	c->stale = false;
 	/* Without a send buffer the throttle applies here, per write; with
 	 * one, where the buffer hands bytes to the kernel (fl_tx_push,
 	 * fl_tx_through). */
-	if (e && !tx && fl_throttle(fd, e->slot, c->len, c->flags, NULL) < 0) {
+	if (s && !tx && fl_throttle(fd, id.slot, c->len, c->flags, NULL) < 0) {
 		c->stale = true; /* the fd names another file now */
 		return fl_tx_syscall(fd, c);
 	}
-	batch = s && fl_tx_batching(s) ? tx : NULL;
+	batch = tx && fl_tx_batching(s) ? tx : NULL;
 	switch (c->kind) {
 	case FL_TX_SENDTO:
 		/* On a connected TCP socket the address is ignored (or
@@ -680,7 +710,7 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 			break;
 		return fl_tx_syscall(fd, c);
 	case FL_TX_SENDFILE:
-		return fl_tx_sendfile(batch, tx, e ? e->gen : 0, fd, c);
+		return fl_tx_sendfile(batch, tx, id.gen, fd, c);
 	case FL_TX_SPLICE:
 		if (batch) /* the pipe's bytes go after the buffer's */
 			fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE);
@@ -690,7 +720,7 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 			break;
 		return tx ? fl_tx_direct(tx, fd, c) : fl_tx_syscall(fd, c);
 	}
-	return fl_tx_buffered(batch, e->gen, fd, c->iov, c->iovcnt, c->len, c->flags, c->msg);
+	return fl_tx_buffered(batch, id.gen, fd, c->iov, c->iovcnt, c->len, c->flags, c->msg);
 }
 
 /* fork(): every lock may be held by a thread that will not exist in the

@@ -42,8 +42,10 @@
 struct fl_sock;
 
 /* The object of a newly enrolled socket (slot/gen identify it, cookie is
- * its SO_COOKIE) with its send buffer set up, or NULL when memory is
- * short. With FASTLOCAL_BATCH=off the buffer is never used, and the
+ * its SO_COOKIE) with its send buffer set up; without one when memory for
+ * the buffer is short (writes then go straight to the kernel); NULL only
+ * when memory for the object is short and none was reserved
+ * (fl_sock_reserve). With FASTLOCAL_BATCH=off the buffer is never used, and the
  * object still counts the fds that name the socket (fl_sock_last_copy).
  * Releasing an fd's reference (fl_sock_release, the fd table's close)
  * first pushes the buffer into the kernel, waiting for room if need be. */

@@ -33,9 +33,12 @@ void fl_t_fail(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Appends "what: " (fmt, ap) at the end of fl_t_why; the offset after it. */
-static size_t fl_t_why_what(size_t n, const char *fmt, va_list ap)
+/* Starts fl_t_why with the check's "file:line: what: " (what: fmt, ap), the
+ * prefix every failed check prints; returns the offset after it. */
+static size_t fl_t_why_what(const char *file, int line, const char *fmt, va_list ap)
 {
+	size_t n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
+
 	if (n < sizeof(fl_t_why))
 		vsnprintf(fl_t_why + n, sizeof(fl_t_why) - n, fmt, ap);
 	n = strlen(fl_t_why);
@@ -67,9 +70,8 @@ void fl_t_fail_cmp(const char *file, int line, const char *a, const char *op, co
 		return;
 	fl_t_fmt_value(va, sizeof(va), a_signed, av);
 	fl_t_fmt_value(vb, sizeof(vb), b_signed, bv);
-	n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
 	va_start(ap, fmt);
-	n = fl_t_why_what(n, fmt, ap);
+	n = fl_t_why_what(file, line, fmt, ap);
 	va_end(ap);
 	if (n < sizeof(fl_t_why))
 		snprintf(fl_t_why + n, sizeof(fl_t_why) - n, "%s %s %s does not hold: %s is %s, %s is %s",
@@ -86,9 +88,8 @@ int fl_t_check_str_eq(const char *file, int line, const char *a, const char *b, 
 		return 0;
 	if (fl_t_why[0])
 		return -1;
-	n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
 	va_start(ap, fmt);
-	n = fl_t_why_what(n, fmt, ap);
+	n = fl_t_why_what(file, line, fmt, ap);
 	va_end(ap);
 	if (n < sizeof(fl_t_why))
 		snprintf(fl_t_why + n, sizeof(fl_t_why) - n, "%s is %s%s%s, %s is %s%s%s", ea,
@@ -110,9 +111,8 @@ int fl_t_check_mem_eq(const char *file, int line, const void *a, const void *b, 
 		return 0;
 	if (fl_t_why[0])
 		return -1;
-	n = (size_t)snprintf(fl_t_why, sizeof(fl_t_why), "%s:%d: ", file, line);
 	va_start(ap, fmt);
-	n = fl_t_why_what(n, fmt, ap);
+	n = fl_t_why_what(file, line, fmt, ap);
 	va_end(ap);
 	if (n < sizeof(fl_t_why))
 		snprintf(fl_t_why + n, sizeof(fl_t_why) - n,

@@ -9,8 +9,10 @@
 
 #include "../../preload/socket/fdtable.c"
 
-/* Stand-ins for the socket object fdtable.c holds and releases (sock.h). */
-static struct fl_sock *fake_sock = (struct fl_sock *)0x1000;
+/* Stand-ins for the socket object fdtable.c holds and releases (sock.h):
+ * one object, whose identity the fd table reads (fl_fd_sock). */
+static struct fl_sock fake_obj;
+static struct fl_sock *fake_sock = &fake_obj;
 static int sock_holds, sock_releases, sock_released_fd;
 
 void fl_sock_hold(struct fl_sock *s)
@@ -40,8 +42,8 @@ static struct fl_fd *enrolled(int fd, uint32_t slot, uint64_t gen)
 {
 	struct fl_fd *e = fl_fd_get(fd);
 
-	e->slot = slot;
-	e->gen = gen;
+	fake_obj.slot = slot;
+	fake_obj.gen = gen;
 	e->sock = fake_sock;
 	__atomic_store_n(&e->state, FL_FD_ENROLLED, __ATOMIC_RELEASE);
 	return e;
@@ -82,6 +84,7 @@ static void a_neighbour_in_the_same_chunk_has_a_zeroed_entry(void **state)
 
 static void a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_object(void **state)
 {
+	struct fl_sock_id id;
 	struct fl_fd *d;
 
 	(void)state;
@@ -89,8 +92,9 @@ static void a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_object(
 	fl_fd_copy(3, 4);
 	d = fl_fd_peek(4);
 	assert_int_equal(fl_fd_state(d), FL_FD_ENROLLED);
-	assert_int_equal(d->slot, 42);
-	assert_int_equal(d->gen, 9);
+	assert_ptr_equal(fl_fd_sock(d, &id), fake_sock);
+	assert_int_equal(id.slot, 42);
+	assert_int_equal(id.gen, 9);
 	assert_ptr_equal(d->sock, fake_sock);
 	assert_int_equal(sock_holds, 1);
 }
@@ -106,6 +110,26 @@ static void closing_an_enrolled_fd_releases_its_object_once(void **state)
 	assert_null(fl_fd_peek(3)->sock);
 	fl_fd_clear(3);
 	assert_int_equal(sock_releases, 1);
+}
+
+/* The identity is the object's alone: what the fd table reads through its
+ * pointer follows the object, and an fd that let go names none. */
+static void the_identity_read_through_an_fd_is_its_objects(void **state)
+{
+	struct fl_sock_id id;
+	struct fl_fd *e = enrolled(3, 42, 9);
+
+	(void)state;
+	assert_ptr_equal(fl_fd_sock(e, &id), fake_sock);
+	assert_int_equal(id.slot, 42);
+	assert_int_equal(id.gen, 9);
+	fake_obj.gen = FL_SOCK_GONE; /* released meanwhile (sock.c) */
+	assert_ptr_equal(fl_fd_sock(e, &id), fake_sock);
+	assert_true(id.gen == FL_SOCK_GONE);
+	fl_fd_forget_socket(3);
+	assert_null(fl_fd_sock(e, &id));
+	assert_true(id.gen == FL_SOCK_GONE);
+	assert_null(fl_fd_sock(NULL, &id));
 }
 
 static void closing_an_fd_forgets_its_option_flags(void **state)
@@ -299,6 +323,7 @@ int main(void)
 		cmocka_unit_test_setup(a_neighbour_in_the_same_chunk_has_a_zeroed_entry, reset),
 		cmocka_unit_test_setup(a_copy_of_an_enrolled_fd_names_the_same_socket_and_holds_its_object, reset),
 		cmocka_unit_test_setup(closing_an_enrolled_fd_releases_its_object_once, reset),
+		cmocka_unit_test_setup(the_identity_read_through_an_fd_is_its_objects, reset),
 		cmocka_unit_test_setup(closing_an_fd_forgets_its_option_flags, reset),
 		cmocka_unit_test_setup(forgetting_the_socket_keeps_the_option_flags, reset),
 		cmocka_unit_test_setup(a_copy_of_an_untracked_fd_clears_the_target, reset),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../../preload/socket/rxq.c"
+#include "../../preload/base/fault.c" /* the test-only lock hold rxq.c calls */
 
 /* The fake redirected queue fl_rxq_fill_locked reads, and the last
  * SO_OOBINLINE it set. */
