@@ -441,7 +441,7 @@ static ssize_t fl_io_recv(int fd, struct fl_rx_call *c, struct fl_tx_call *out)
 	fl_rx_begin(fd, &rx);
 	n = fl_rx_recv(&rx, c);
 	if (!c->served && out)
-		n = fl_io_send(c->fd_out, out);
+		n = fl_io_send(c->sp->fd_out, out);
 	fl_rx_end(&rx, n, c->flags);
 	return n;
 }
@@ -481,8 +481,9 @@ ssize_t fl_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *a
 ssize_t fl_splice(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len,
 		  unsigned int flags)
 {
-	struct fl_rx_call c = { .kind = FL_RX_SPLICE, .len = len, .off_in = off_in,
-				.off_out = off_out, .fd_out = fd_out, .splice_flags = flags };
+	const struct fl_rx_splice sp = { .off_in = off_in, .off_out = off_out, .fd_out = fd_out,
+					 .flags = flags };
+	struct fl_rx_call c = { .kind = FL_RX_SPLICE, .len = len, .sp = &sp };
 	struct fl_tx_call out = { .kind = FL_TX_SPLICE, .len = len, .in_fd = fd_in,
 				  .offset = off_out, .off_in = off_in, .splice_flags = flags };
 

@@ -176,19 +176,20 @@ static ssize_t fl_rx_splice(const struct fl_rx *rx, struct fl_rx_call *c)
 		 * redirected one (docs/kernel.md#splice-blind): move the bytes
 		 * ourselves, in order (splice.h). A call that fails before it
 		 * reads (offsets, not a pipe...) goes to the kernel as it is. */
-		if (fl_splice_reads(c->off_in, c->fd_out, c->off_out, c->len, c->splice_flags)) {
-			n = fl_splice_in(rx->fd, rx->q, c->fd_out, c->len, c->splice_flags);
+		if (fl_splice_reads(c->sp->off_in, c->sp->fd_out, c->sp->off_out, c->len,
+				    c->sp->flags)) {
+			n = fl_splice_in(rx->fd, rx->q, c->sp->fd_out, c->len, c->sp->flags);
 			if (n > 0)
 				fl_ustat_add(FL_USTAT_SPLICE_EMULATED, (uint64_t)n);
 		} else {
-			n = libc_splice(rx->fd, c->off_in, c->fd_out, c->off_out, c->len,
-					c->splice_flags);
+			n = libc_splice(rx->fd, c->sp->off_in, c->sp->fd_out, c->sp->off_out,
+					c->len, c->sp->flags);
 		}
 		return n;
 	}
 	if (rx->on)
 		fl_slot_blind(rx->id.slot, rx->id.gen, "the application splices from the socket");
-	c->served = false; /* the caller writes into fd_out */
+	c->served = false; /* the caller writes into sp->fd_out */
 	return 0;
 }
 

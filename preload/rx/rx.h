@@ -45,6 +45,17 @@ struct fl_rx {
 /* Which call of the family, and its arguments. */
 enum fl_rx_kind { FL_RX_READ, FL_RX_READV, FL_RX_RECVFROM, FL_RX_RECVMSG, FL_RX_SPLICE };
 
+/* SPLICE's own arguments (len is the call's). */
+struct fl_rx_splice {
+	off_t *off_in, *off_out;
+	int fd_out;
+	unsigned int flags;
+};
+
+/* IMPORTANT: at most 80 bytes, for the reason struct fl_tx_call gives
+ * (tx.h): every read builds one, and a larger one was cleared with a slow
+ * "rep stos" (88 bytes were, in fl_read). So splice's arguments are
+ * behind a pointer, and no field is padding. */
 struct fl_rx_call {
 	enum fl_rx_kind kind;
 	int flags;                           /* RECVFROM, RECVMSG; 0 otherwise */
@@ -52,18 +63,17 @@ struct fl_rx_call {
 	size_t len;
 	const struct iovec *iov;             /* READV */
 	int iovcnt;
+	bool served;                         /* out: false for a splice the
+					      * caller makes itself, as a
+					      * write into sp->fd_out (the
+					      * socket is not enrolled, or the
+					      * fixes are off) */
 	struct sockaddr *addr;               /* RECVFROM */
 	socklen_t *alen;
 	struct msghdr *msg;                  /* RECVMSG */
-	off_t *off_in, *off_out;             /* SPLICE (len: its length) */
-	int fd_out;
-	unsigned int splice_flags;
-	bool served;                         /* out: false for a splice the
-					      * caller makes itself, as a
-					      * write into fd_out (the socket
-					      * is not enrolled, or the fixes
-					      * are off) */
+	const struct fl_rx_splice *sp;       /* SPLICE */
 };
+_Static_assert(sizeof(struct fl_rx_call) <= 80, "struct fl_rx_call: see IMPORTANT above");
 
 /* The call on rx->fd; returns what the application's call returns (with
  * errno set). */

@@ -247,11 +247,12 @@ static bool fl_tx_may_skip_lock(struct fl_tx *tx, uint64_t gen, size_t len, int 
 	/* A write larger than a slice goes the locked way, into tx_split.h's
 	 * slices: sent whole it would stay on TCP after a flow-control
 	 * fallback halfway through. */
-	if (!len || len > FL_SPLIT_BYTES ||
+	/* first_ns first: a stream of small writes finds bytes buffered
+	 * and is done with this after one load. */
+	if (__atomic_load_n(&tx->first_ns, __ATOMIC_ACQUIRE) || !len || len > FL_SPLIT_BYTES ||
 	    (flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
 	    (msg && (msg->msg_name || msg->msg_controllen)) ||
 	    (txf & (FL_TXF_MORE | FL_TXF_CORK)) ||
-	    __atomic_load_n(&tx->first_ns, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&tx->err, __ATOMIC_RELAXED) || !fl_sock_is(fl_tx_sock(tx), gen))
 		return false;
 	h = fl_txp_hold(txf, fl_tx_shared(tx), false, len, fl_config()->flush_bytes);
@@ -378,10 +379,10 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 	}
 	took = fl_tx_append(tx, iov, iovcnt, cap - tx->len);
 	tx->fd = fd;
-	if (more)
-		tx->flags |= FL_TXF_MORE;
-	else
-		tx->flags &= ~FL_TXF_MORE;
+	/* Written only when it changes: the flusher and fl_tx_may_skip_lock
+	 * read this line without the lock. */
+	if (more != !!(tx->flags & FL_TXF_MORE))
+		tx->flags ^= FL_TXF_MORE;
 	if (!took) {
 		pthread_mutex_unlock(&tx->lock);
 		errno = EAGAIN; /* full, and the kernel is not writable either */
