@@ -10,15 +10,16 @@
 #ifndef FL_TX_STATE_H
 #define FL_TX_STATE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/lock.h"
 #include "throttle_hold.h"
 
 /*
  * Owned by the socket object that embeds it (sock.h) and used by tx.c
- * only. lock guards every field but listed and next_pending (tx.c's
+ * only. lock (base/lock.h: the write path takes it once per write, so
+ * it is not a pthread mutex) guards every field but listed and next_pending (tx.c's
  * fl_pending_lock) and made (atomic: set once, when the object is first
  * given to a socket, and never cleared). The
  * socket's identity (slot, generation, cookie), its count of fds and
@@ -26,7 +27,7 @@
  * reads them with its lock held where a decision depends on them.
  */
 struct fl_tx {
-	pthread_mutex_t lock;
+	struct fl_lock lock;
 	bool made;              /* lock and buf are set up (tx.c, fl_tx_attach) */
 	int fd;                 /* an fd that named it when bytes were buffered */
 	uint32_t flags;         /* FL_TXF_* (tx_policy.h) */

@@ -63,10 +63,10 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 			fl_sock_publish(s);
 			return s;
 		}
-		pthread_mutex_init(&tx->lock, NULL);
+		fl_lock_init(&tx->lock);
 		__atomic_store_n(&tx->made, true, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	tx->fd = fd;
 	tx->len = 0;
 	tx->err = 0;
@@ -83,7 +83,7 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 		tx->flags |= FL_TXF_CORK;
 	if (!cfg->batch)
 		tx->flags |= FL_TXF_THROUGH;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 	fl_sock_publish(s);
 	return s;
 }
@@ -103,6 +103,11 @@ static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt
 	size_t done = 0;
 	int i;
 
+	if (iovcnt == 1) { /* write(), send(): one piece, no loop */
+		done = iov[0].iov_len < room ? iov[0].iov_len : room;
+		memcpy(tx->buf + tx->len, iov[0].iov_base, done);
+		iovcnt = 0;
+	}
 	for (i = 0; i < iovcnt && done < room; i++) {
 		size_t n = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
 
@@ -230,10 +235,11 @@ static ssize_t fl_tx_bypass(struct fl_tx *tx, int fd, const struct iovec *iov, i
  * pending takes the lock), so a retire (fl_sock_release drops only
  * buffered bytes) has nothing to wait for. On TCP the throttle's gate
  * hold keeps its state in tx->hold, which the lock guards: there the
- * locked path runs. Uncontended, the mutex cost two atomic
- * read-modify-writes and two library calls per write, 1.6% of the CPU of
- * a pinned 64 B ping-pong (perf, cpu-clock); the locked path keeps it for
- * everything that touches the buffer, where threads may race on it.
+ * locked path runs. Uncontended, the lock (then a pthread mutex) cost
+ * two atomic read-modify-writes and two library calls per write, 1.6% of
+ * the CPU of a pinned 64 B ping-pong (perf, cpu-clock); the locked path
+ * keeps it for everything that touches the buffer, where threads may
+ * race on it.
  */
 static bool fl_tx_may_skip_lock(struct fl_tx *tx, uint64_t gen, size_t len, int flags,
 				const struct msghdr *msg)
@@ -295,10 +301,10 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 
 	if (fl_tx_may_skip_lock(tx, gen, len, flags, msg))
 		return fl_tx_unlocked(tx, fd, iov, iovcnt, len, flags, msg);
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	if (!fl_sock_is(fl_tx_sock(tx), gen)) {
 		/* The socket this fd named is gone (a close the shim missed). */
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	if (tx->err) {
@@ -308,20 +314,20 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 		/* A broken connection: the kernel reports it on this very call,
 		 * with SIGPIPE as the application's flags ask. */
 		if (err == EPIPE || err == ECONNRESET) {
-			pthread_mutex_unlock(&tx->lock);
+			fl_unlock(&tx->lock);
 			return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 		}
 		/* Another failure of a background flush: reported on the next
 		 * call, as TCP reports its asynchronous errors. */
 		errno = err;
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		return -1;
 	}
 	/* Nothing to send: nothing to hold (held, a zero-length write would
 	 * "take" nothing and fail with EAGAIN), and the kernel's answer is
 	 * TCP's. TCP pushes nothing for it either, MSG_MORE or not. */
 	if (!len) {
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	/* Bytes of another call always stay behind the buffer's. Out-of-band,
@@ -330,7 +336,7 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 	    (msg && (msg->msg_name || msg->msg_controllen))) {
 		r = fl_tx_flush_locked(tx, fd, !(flags & MSG_DONTWAIT), FL_USTAT_FLUSH_WRITE);
 		tx->err = 0; /* reported right here */
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		if (r)
 			return (errno = (r == -EAGAIN ? EAGAIN : -(int)r), -1);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
@@ -359,7 +365,7 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 
 			tx->flags &= ~FL_TXF_MORE;
 			r = fl_tx_through(tx, fd, iov, iovcnt, len, flags & ~MSG_MORE, msg, why);
-			pthread_mutex_unlock(&tx->lock);
+			fl_unlock(&tx->lock);
 			return r;
 		}
 		/* Held, but the buffer is full: make room first. */
@@ -367,14 +373,14 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 		if (r && r != -EAGAIN) {
 			errno = tx->err;
 			tx->err = 0;
-			pthread_mutex_unlock(&tx->lock);
+			fl_unlock(&tx->lock);
 			return -1;
 		}
 	}
 	if (!tx->len && !fl_tx_fd_ok(tx, fd)) {
 		/* The fd no longer names our socket (closed behind the shim's
 		 * back and reused): this is not ours to buffer. */
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
 	took = fl_tx_append(tx, iov, iovcnt, cap - tx->len);
@@ -384,14 +390,14 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 	if (more != !!(tx->flags & FL_TXF_MORE))
 		tx->flags ^= FL_TXF_MORE;
 	if (!took) {
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		errno = EAGAIN; /* full, and the kernel is not writable either */
 		return -1;
 	}
 	/* A full buffer goes now (the reader gets a big batch). */
 	if (tx->len >= cap && !(tx->flags & FL_TXF_CORK))
 		fl_tx_push(tx, fd, flags, false, FL_USTAT_FLUSH_FULL);
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 	return (ssize_t)took;
 }
 
@@ -423,7 +429,7 @@ static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int i
 	*took = false;
 	if (!offset || !count || count > FL_SENDFILE_COPY_MAX)
 		return 0;
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	corked = tx->flags & (FL_TXF_CORK | FL_TXF_MORE);
 	if (!fl_sock_is(fl_tx_sock(tx), gen) || tx->err || (tx->flags & FL_TXF_THROUGH) || (!tx->len && !corked) ||
 	    tx->len + count > cap ||
@@ -451,10 +457,10 @@ static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int i
 	tx->flags &= ~FL_TXF_MORE;
 	if (!(tx->flags & FL_TXF_CORK))
 		fl_tx_push(tx, fd, 0, false, FL_USTAT_FLUSH_WRITE);
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 	return n;
 out:
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 	return 0;
 }
 
@@ -465,24 +471,24 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int tries = 0;
 
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	if (tx->len && !fl_tx_fd_ok(tx, fd))
 		fl_tx_fail(tx, EBADF);
 	while (tx->len && fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE) == -EAGAIN &&
 	       tries++ < 600) {
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		/* IMPORTANT: the shim's own poll() used to run here, and it
 		 * first pushes every other buffered socket into the kernel
 		 * (fl_before_wait): the reader this close waits for may itself
 		 * wait for those bytes. Kept explicitly. */
 		fl_tx_flush_all();
 		libc_poll(&p, 1, 100); /* at most a minute for a reader that stopped */
-		pthread_mutex_lock(&tx->lock);
+		fl_lock(&tx->lock);
 	}
 	if (tx->len)
 		fl_tx_fail(tx, ETIMEDOUT);
 	tx->flags &= ~FL_TXF_MORE;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 }
 
 /* An fd lets go of the socket (sock.h, ops->closing). */
@@ -503,9 +509,9 @@ static void fl_tx_retire(struct fl_sock *s)
 
 	if (!tx->made)
 		return;
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	tx->len = 0;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 }
 
 /* ------------------------------------------------------------- flushes */
@@ -513,13 +519,13 @@ static void fl_tx_retire(struct fl_sock *s)
 /* fl_tx_flush_now, for a buffer in hand. */
 static void fl_tx_flush_sync(struct fl_tx *tx, int fd, enum fl_ustat why)
 {
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	if (tx->len && fl_tx_fd_names(tx, fd))
 		fl_tx_flush_locked(tx, fd, true, why);
 	else if (tx->len)
 		fl_tx_fail(tx, EBADF);
 	tx->flags &= ~FL_TXF_MORE;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 }
 
 void fl_tx_flush_now(struct fl_sock *s, int fd, enum fl_ustat why)
@@ -534,12 +540,12 @@ void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on)
 
 	if (!tx)
 		return;
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	if (on)
 		tx->flags |= FL_TXF_NODELAY;
 	else
 		tx->flags &= ~FL_TXF_NODELAY;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
 	if (on)
 		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION);
@@ -552,10 +558,10 @@ void fl_tx_set_shared(struct fl_sock *s)
 	struct fl_tx *tx = __atomic_load_n(&s->tx.made, __ATOMIC_ACQUIRE) ? &s->tx : NULL;
 
 	if (tx)
-		pthread_mutex_lock(&tx->lock);
+		fl_lock(&tx->lock);
 	__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
 	if (tx)
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 }
 
 void fl_tx_set_alone(struct fl_sock *s)
@@ -563,10 +569,10 @@ void fl_tx_set_alone(struct fl_sock *s)
 	struct fl_tx *tx = __atomic_load_n(&s->tx.made, __ATOMIC_ACQUIRE) ? &s->tx : NULL;
 
 	if (tx)
-		pthread_mutex_lock(&tx->lock);
+		fl_lock(&tx->lock);
 	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
 	if (tx)
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 }
 
 void fl_tx_set_through(struct fl_sock *s, int fd)
@@ -576,9 +582,9 @@ void fl_tx_set_through(struct fl_sock *s, int fd)
 	if (!tx)
 		return;
 	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_WRITE);
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 }
 
 void fl_tx_shutdown(struct fl_sock *s, int fd)
@@ -588,9 +594,9 @@ void fl_tx_shutdown(struct fl_sock *s, int fd)
 	if (!tx)
 		return;
 	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_CLOSE);
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 }
 
 void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
@@ -599,12 +605,12 @@ void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
 
 	if (!tx)
 		return;
-	pthread_mutex_lock(&tx->lock);
+	fl_lock(&tx->lock);
 	if (on)
 		tx->flags |= FL_TXF_CORK;
 	else
 		tx->flags &= ~FL_TXF_CORK;
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 	if (!on)
 		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
 }
@@ -747,7 +753,7 @@ static void fl_tx_fork_child_one(struct fl_sock *s, void *arg)
 	(void)arg;
 	if (!tx->made)
 		return;
-	pthread_mutex_init(&tx->lock, NULL);
+	fl_lock_init(&tx->lock);
 	tx->len = 0;
 	tx->first_ns = 0;
 	tx->listed = 0;

@@ -331,15 +331,15 @@ static int fl_tx_snapshot(struct fl_tx **out, int max)
 	pthread_mutex_lock(&fl_pending_lock);
 	for (pp = &fl_pending; (tx = *pp) && n < max;) {
 		if (__atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED) == 0 &&
-		    pthread_mutex_trylock(&tx->lock) == 0) {
+		    fl_lock_try(&tx->lock) == 0) {
 			/* Empty: unlist it (its lock proves nobody is refilling). */
 			if (!tx->first_ns) {
 				*pp = tx->next_pending;
 				tx->listed = 0;
-				pthread_mutex_unlock(&tx->lock);
+				fl_unlock(&tx->lock);
 				continue;
 			}
-			pthread_mutex_unlock(&tx->lock);
+			fl_unlock(&tx->lock);
 		}
 		out[n++] = tx;
 		pp = &tx->next_pending;
@@ -354,7 +354,7 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 {
 	int64_t due;
 
-	if (pthread_mutex_trylock(&tx->lock))
+	if (fl_lock_try(&tx->lock))
 		return; /* its owner is writing or flushing: it will see to it */
 	if (tx->len) {
 		bool caught_up = false, nodelay = fl_tx_nodelay_held(tx);
@@ -383,7 +383,7 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 		if (tx->len && (*next < 0 || due < *next))
 			*next = due;
 	}
-	pthread_mutex_unlock(&tx->lock);
+	fl_unlock(&tx->lock);
 }
 
 void fl_tx_flush_all_why(enum fl_ustat why)

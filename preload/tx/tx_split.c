@@ -200,9 +200,9 @@ ssize_t fl_tx_sendfile_split(struct fl_tx *tx, int fd, int in_fd, off_t *offset,
 
 		if (done && fl_sig_runs() != runs)
 			break; /* as in fl_tx_send_split */
-		pthread_mutex_lock(&tx->lock);
+		fl_lock(&tx->lock);
 		waited = fl_throttle(fd, fl_tx_sock(tx)->slot, n, 0, &tx->hold);
-		pthread_mutex_unlock(&tx->lock);
+		fl_unlock(&tx->lock);
 		if (waited && done)
 			break; /* a signal, a stale fd: as in fl_tx_send_split */
 		/* Looked at again after the throttle, right before the call.
