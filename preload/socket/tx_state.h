@@ -18,11 +18,10 @@
 
 /*
  * Owned by the socket object that embeds it (sock.h) and used by tx.c
- * only. lock (base/lock.h: the write path takes it once per write, so
- * it is not a pthread mutex) guards every field but listed and next_pending (tx.c's
+ * only. lock (base/lock.h: every write takes it once, so it is not a
+ * pthread mutex) guards every field but listed and next_pending (tx.c's
  * fl_pending_lock) and made (atomic: set once, when the object is first
- * given to a socket, and never cleared). The
- * socket's identity (slot, generation, cookie), its count of fds and
+ * given to a socket, and never cleared). The socket's identity (slot, generation, cookie), its count of fds and
  * whether another process may hold it are the object's (sock.h); tx.c
  * reads them with its lock held where a decision depends on them.
  */

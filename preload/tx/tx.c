@@ -103,16 +103,16 @@ static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt
 	size_t done = 0;
 	int i;
 
-	if (iovcnt == 1) { /* write(), send(): one piece, no loop */
+	if (iovcnt == 1) { /* write(), send(): one piece, no loop (the hot path) */
 		done = iov[0].iov_len < room ? iov[0].iov_len : room;
 		memcpy(tx->buf + tx->len, iov[0].iov_base, done);
-		iovcnt = 0;
-	}
-	for (i = 0; i < iovcnt && done < room; i++) {
-		size_t n = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
+	} else {
+		for (i = 0; i < iovcnt && done < room; i++) {
+			size_t n = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
 
-		memcpy(tx->buf + tx->len + done, iov[i].iov_base, n);
-		done += n;
+			memcpy(tx->buf + tx->len + done, iov[i].iov_base, n);
+			done += n;
+		}
 	}
 	if (done)
 		tx->writes++;
@@ -250,11 +250,10 @@ static bool fl_tx_may_skip_lock(struct fl_tx *tx, uint64_t gen, size_t len, int 
 	uint64_t unread;
 	enum fl_txp_hold h;
 
-	/* A write larger than a slice goes the locked way, into tx_split.h's
-	 * slices: sent whole it would stay on TCP after a flow-control
-	 * fallback halfway through. */
-	/* first_ns first: a stream of small writes finds bytes buffered
-	 * and is done with this after one load. */
+	/* first_ns first: a stream of small writes finds bytes buffered and
+	 * is done with this after one load. A write larger than a slice goes
+	 * the locked way, into tx_split.h's slices: sent whole it would stay
+	 * on TCP after a flow-control fallback halfway through. */
 	if (__atomic_load_n(&tx->first_ns, __ATOMIC_ACQUIRE) || !len || len > FL_SPLIT_BYTES ||
 	    (flags & (MSG_MORE | MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN)) ||
 	    (msg && (msg->msg_name || msg->msg_controllen)) ||

@@ -117,9 +117,10 @@ static void *fl_lone_writer(void *arg)
 
 /* IMPORTANT: the writer waits on a condition variable, so only the shim's
  * own flusher thread (its catch-up poll or its timer) can deliver a lone
- * write: without it the test fails on write 0. The 5 ms figure is a latency, and a test is not a benchmark:
- * on two CPUs shared with other test jobs (and ASan), a woken thread can
- * wait a scheduler slice of a few ms for a CPU. So each write must arrive
+ * write: without it the test fails on write 0. The 5 ms figure is a
+ * latency, and a test is not a benchmark: on two CPUs shared with other
+ * test jobs (and ASan), a woken thread can wait a scheduler slice of a
+ * few ms for a CPU. So each write must arrive
  * within 50 ms (200 ms for the first, which starts the flusher thread) and
  * at most 10 of the 1000 may take over 5 ms. */
 #define FL_LONE_WRITES 1000
