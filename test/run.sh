@@ -62,6 +62,10 @@ for v in $(env | sed -n 's/^\(FASTLOCAL[A-Z0-9_]*\)=.*/\1/p'); do
 	unset "$v"
 done
 export FASTLOCAL_CONF=""
+# Nor the make that ran us: a test that runs make checks what a user's own
+# "make ..." prints, and "make -C DIR test" would pass its -w (the
+# "Entering directory" lines) down through MAKEFLAGS.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 export FL_TEST_CLI="$BUILD/fastlocal"
 export FL_TEST_LIB="$BUILD/libfastlocal.so"
 export FL_TEST_BUILD="$BUILD"
