@@ -299,6 +299,8 @@ enum fl_ustat {
 					  * the reader with the bytes it held as one message */
 	FL_USTAT_UNPAIRED_LEFT = 34,     /* of FL_USTAT_UNENROLLED: those whose peer the verdict
 					  * never found (preload/enroll/unpaired.c: it never enrolled) */
+	FL_USTAT_HANDED_OFF = 35,        /* a thread about to wait left a batch to the thread
+					  * writing it (preload/tx/tx_flush.c, fl_tx_hand_off) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

@@ -200,6 +200,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "writes", us[FL_USTAT_BATCH_WRITES]);
 	fl_json_double(&j, "mean_batch_bytes", fl_ratio(us[FL_USTAT_BATCH_BYTES], flushes));
 	fl_json_double(&j, "mean_batch_writes", fl_ratio(us[FL_USTAT_BATCH_WRITES], flushes));
+	fl_json_u64(&j, "handed_off", us[FL_USTAT_HANDED_OFF]);
 	fl_json_close(&j);
 	fl_json_u64(&j, "blind_sockets", us[FL_USTAT_BLIND]);
 	fl_json_u64(&j, "throttled_writes", us[FL_USTAT_THROTTLED]);
@@ -306,6 +307,8 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	       fl_ratio(us[FL_USTAT_BATCH_WRITES], flushes));
 	printf("    why:       ");
 	fl_print_nonzero(us, fl_flush_names, FL_NR(fl_flush_names), "");
+	printf("                %llu left by a thread about to wait to the thread writing them\n",
+	       (unsigned long long)us[FL_USTAT_HANDED_OFF]);
 	printf("  other:        gate opened %llu (%llu back after a fallback), flow-control fallbacks %llu,\n"
 	       "                blind sockets %llu,\n",
 	       (unsigned long long)st[FL_STAT_GATE_OPENED], (unsigned long long)st[FL_STAT_GATE_REOPENED],

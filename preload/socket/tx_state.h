@@ -21,7 +21,10 @@
  * only. lock (base/lock.h: every write takes it once, so it is not a
  * pthread mutex) guards every field but listed and next_pending (tx.c's
  * fl_pending_lock) and made (atomic: set once, when the object is first
- * given to a socket, and never cleared). The socket's identity (slot, generation, cookie), its count of fds and
+ * given to a socket, and never cleared). writer, writes and asked are
+ * written with it held and also read without it, with atomic loads, by a
+ * thread about to wait, which may set asked (tx_flush.c, fl_tx_hand_off).
+ * The socket's identity (slot, generation, cookie), its count of fds and
  * whether another process may hold it are the object's (sock.h); tx.c
  * reads them with its lock held where a decision depends on them.
  */
@@ -37,6 +40,9 @@ struct fl_tx {
 	uint32_t writes;        /* application writes in the buffer (for the stats) */
 	uint32_t checked_len;   /* len when the peer was last looked at */
 	bool peer_busy;         /* what it looked like then */
+	bool asked;             /* a thread about to wait left the batch to its writer
+				 * (tx_flush.c, fl_tx_hand_off) */
+	uintptr_t writer;       /* the thread that appended last (fl_tx_me) */
 	struct fl_hold hold;    /* the gate-reopening hold's backoff (throttle.h) */
 	int listed;             /* on tx.c's pending list (fl_pending_lock) */
 	struct fl_tx *next_pending;

@@ -115,7 +115,7 @@ static size_t fl_tx_append(struct fl_tx *tx, const struct iovec *iov, int iovcnt
 		}
 	}
 	if (done)
-		tx->writes++;
+		fl_tx_wrote(tx);
 	if (done && !tx->len) {
 		tx->len = (uint32_t)done;
 		tx->checked_len = 0;
@@ -177,7 +177,7 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 		return -1;
 	}
 	if (n > 0) {
-		tx->writes++; /* this write went along */
+		fl_tx_wrote(tx); /* this write went along */
 		fl_tx_count(tx, why, (size_t)n);
 	}
 	if ((size_t)n < pending) {
@@ -200,7 +200,7 @@ direct:
  */
 static bool fl_tx_peer_busy(struct fl_tx *tx)
 {
-	if (!fl_txp_peer_stale(tx->len, tx->checked_len))
+	if (!fl_txp_peer_stale(tx->len, tx->checked_len, __atomic_load_n(&tx->asked, __ATOMIC_RELAXED)))
 		return tx->peer_busy;
 	tx->checked_len = tx->len;
 	tx->peer_busy = fl_tx_peer_unread(tx);
@@ -446,7 +446,7 @@ static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int i
 		} else {
 			tx->len += (uint32_t)n;
 		}
-		tx->writes++;
+		fl_tx_wrote(tx);
 		tx->fd = fd;
 		*offset += n;
 		fl_ustat_add(FL_USTAT_SENDFILE_COPIED, 1);

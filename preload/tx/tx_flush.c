@@ -45,6 +45,8 @@
 static pthread_mutex_t fl_pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fl_tx *fl_pending;
 int fl_tx_pending_sockets;
+/* Each thread's own (tx_flush.h, fl_tx_me): only its address is used. */
+__thread char fl_tx_me_tag __attribute__((tls_model("initial-exec")));
 
 /* How long buffered bytes may wait (tx_policy.h). */
 static int64_t fl_tx_delay_ns(const struct fl_tx *tx)
@@ -160,7 +162,6 @@ bool fl_tx_fd_names(const struct fl_tx *tx, int fd)
 	return fd == tx->fd || fl_tx_fd_ok(tx, fd);
 }
 
-/* Bytes are buffered now: count the socket and tell the timer. */
 /* Bytes held under TCP_NODELAY only because the reader was behind (not
  * corked, not MSG_MORE). */
 static bool fl_tx_nodelay_held(const struct fl_tx *tx)
@@ -168,10 +169,12 @@ static bool fl_tx_nodelay_held(const struct fl_tx *tx)
 	return (tx->flags & (FL_TXF_NODELAY | FL_TXF_CORK | FL_TXF_MORE)) == FL_TXF_NODELAY;
 }
 
+/* Bytes are buffered now: count the socket and tell the timer. */
 void fl_tx_mark_pending(struct fl_tx *tx)
 {
 	bool was_listed;
 
+	__atomic_store_n(&tx->asked, false, __ATOMIC_RELAXED);
 	__atomic_store_n(&tx->first_ns, fl_clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELAXED);
 	__atomic_fetch_add(&fl_tx_pending_sockets, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&fl_pending_lock);
@@ -193,6 +196,7 @@ static void fl_tx_mark_empty(struct fl_tx *tx)
 		/* Release: a write that sees 0 without the lock knows the bytes
 		 * are in the kernel (tx.c, fl_tx_may_skip_lock). */
 		__atomic_store_n(&tx->first_ns, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&tx->asked, false, __ATOMIC_RELAXED);
 		__atomic_fetch_sub(&fl_tx_pending_sockets, 1, __ATOMIC_RELEASE);
 	}
 }
@@ -235,7 +239,7 @@ void fl_tx_count(struct fl_tx *tx, enum fl_ustat why, size_t bytes)
 	fl_ustat_add(why, 1);
 	fl_ustat_add(FL_USTAT_BATCH_BYTES, bytes);
 	fl_ustat_add(FL_USTAT_BATCH_WRITES, tx->writes);
-	tx->writes = 0;
+	__atomic_store_n(&tx->writes, 0, __ATOMIC_RELAXED); /* fl_tx_hand_off reads it */
 }
 
 /*
@@ -348,14 +352,32 @@ static int fl_tx_snapshot(struct fl_tx **out, int max)
 	return n;
 }
 
+/*
+ * A thread about to wait leaves the batch to the thread writing it
+ * (fl_tx_hand_off says why): that thread's writes look at the reader from
+ * now on (asked), and the first that finds it caught up takes the batch
+ * along; else the timer sends it, as any batch.
+ */
+static void fl_tx_leave_to_writer(struct fl_tx *tx)
+{
+	if (!__atomic_load_n(&tx->asked, __ATOMIC_RELAXED))
+		__atomic_store_n(&tx->asked, true, __ATOMIC_RELAXED);
+	fl_ustat_add(FL_USTAT_HANDED_OFF, 1);
+}
+
 /* Flushes one socket without blocking, if nobody else holds it. */
 static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_t *next,
 			    enum fl_ustat why)
 {
 	int64_t due;
 
-	if (fl_lock_try(&tx->lock))
-		return; /* its owner is writing or flushing: it will see to it */
+	if (fl_lock_try(&tx->lock)) {
+		/* Its owner is writing or flushing right now: left to it, as
+		 * fl_tx_hand_off leaves a batch being written. */
+		if (!due_only)
+			fl_tx_leave_to_writer(tx);
+		return;
+	}
 	if (tx->len) {
 		bool caught_up = false, nodelay = fl_tx_nodelay_held(tx);
 
@@ -386,6 +408,92 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 	fl_unlock(&tx->lock);
 }
 
+/*
+ * How long a thread about to wait watches the buffers other threads of the
+ * process fill, to tell which of them are being written right now
+ * (fl_tx_hand_off). A streaming writer adds to its buffer every few
+ * hundred nanoseconds at most (a 64 B write costs about 50 ns).
+ */
+#define FL_HANDOFF_WATCH_NS 300
+
+/* What a watcher sees of a buffer: it changes with every write and flush
+ * (never 0: 0 means "not watched" in fl_tx_hand_off). */
+static uint32_t fl_tx_motion(const struct fl_tx *tx)
+{
+	return (__atomic_load_n(&tx->writes, __ATOMIC_RELAXED) ^
+		(uint32_t)__atomic_load_n(&tx->first_ns, __ATOMIC_RELAXED)) | 1;
+}
+
+/* A spinning thread's pause between two looks. */
+static inline void fl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/*
+ * IMPORTANT: a thread about to wait (a read, poll, ...) does not flush a
+ * batch another thread of the process is filling right now. It leaves the
+ * batch to that thread and asks it to send it as soon as the reader has
+ * caught up (asked: each of its writes then looks at the reader,
+ * fl_txp_peer_stale, and the first that finds it caught up takes the
+ * batch along).
+ *
+ * Why: a reader thread whose peer is written by another thread of the same
+ * process (a proxy's two directions, a producer and its consumer,
+ * fl-bench's streams) used to take the batch out of the writer's hands
+ * each time it caught up. The writer then slept on the buffer's lock for
+ * the whole send, and did the next send itself anyway. The faster the
+ * writer's own critical section, the more often the reader found the lock
+ * free and did so: with the futex lock (base/lock.c) 2-3 times as many
+ * flushes came from the reader as at cc8baa9, the writer thread was busy
+ * 79% of the time instead of 89% (perf), and a 1 KiB TCP_NODELAY stream
+ * ran at 0.8x, a 64 B stream at 0.7-0.9x of cc8baa9 (docs/benchmarks.md).
+ *
+ * What it costs the reader: nothing it can see. The bytes are for a
+ * queue it has caught up with, and the writer, which was seen writing
+ * within FL_HANDOFF_WATCH_NS, sends them with its next write. A writer
+ * that stops right then leaves them to the timer (FASTLOCAL_FLUSH_USEC,
+ * 200 us; under TCP_NODELAY the 20 us catch-up poll): the bound of every
+ * batch, the same as for a write held while the reader was busy, after
+ * which the writer stopped (docs/delivery.md). A batch of this thread's own, a
+ * corked one, and one whose writer is not seen to write within
+ * FL_HANDOFF_WATCH_NS are flushed here as before.
+ *
+ * Marks the batches left to their writers NULL in batch[].
+ */
+static void fl_tx_hand_off(struct fl_tx **batch, int n, int64_t now)
+{
+	uint32_t seen[256]; /* 0: not watched */
+	int i, watched = 0, moved;
+	const int64_t until = now + FL_HANDOFF_WATCH_NS;
+
+	for (i = 0; i < n; i++) {
+		seen[i] = 0;
+		if (__atomic_load_n(&batch[i]->writer, __ATOMIC_RELAXED) == fl_tx_me() ||
+		    (__atomic_load_n(&batch[i]->flags, __ATOMIC_RELAXED) & (FL_TXF_CORK | FL_TXF_MORE)))
+			continue;
+		seen[i] = fl_tx_motion(batch[i]);
+		watched++;
+	}
+	if (!watched)
+		return;
+	do {
+		fl_cpu_relax();
+		for (moved = 0, i = 0; i < n; i++)
+			moved += seen[i] && fl_tx_motion(batch[i]) != seen[i];
+	} while (moved < watched && fl_clock_ns(CLOCK_MONOTONIC) < until);
+	for (i = 0; i < n; i++) {
+		if (!seen[i] || fl_tx_motion(batch[i]) == seen[i])
+			continue;
+		fl_tx_leave_to_writer(batch[i]);
+		batch[i] = NULL;
+	}
+}
+
 void fl_tx_flush_all_why(enum fl_ustat why)
 {
 	struct fl_tx *batch[256];
@@ -396,8 +504,11 @@ void fl_tx_flush_all_why(enum fl_ustat why)
 		return;
 	now = fl_clock_ns(CLOCK_MONOTONIC);
 	n = fl_tx_snapshot(batch, 256);
+	if (why == FL_USTAT_FLUSH_WAIT)
+		fl_tx_hand_off(batch, n, now);
 	for (i = 0; i < n; i++)
-		fl_tx_try_flush(batch[i], now, false, &next, why);
+		if (batch[i])
+			fl_tx_try_flush(batch[i], now, false, &next, why);
 }
 
 void fl_tx_flush_all(void)

@@ -41,6 +41,25 @@ static inline bool fl_tx_any_pending(void)
 
 /* ---- for tx.c */
 
+/* This thread, as fl_tx_hand_off tells writers apart: the address of a
+ * thread-local byte. */
+extern __thread char fl_tx_me_tag __attribute__((tls_model("initial-exec")));
+
+static inline uintptr_t fl_tx_me(void)
+{
+	return (uintptr_t)&fl_tx_me_tag;
+}
+
+/* An application write went into the buffer (with tx->lock held). The
+ * count and the writer are read without the lock by fl_tx_hand_off, so
+ * they are stored atomically (only the lock holder writes them). */
+static inline void fl_tx_wrote(struct fl_tx *tx)
+{
+	__atomic_store_n(&tx->writes, tx->writes + 1, __ATOMIC_RELAXED);
+	if (tx->writer != fl_tx_me())
+		__atomic_store_n(&tx->writer, fl_tx_me(), __ATOMIC_RELAXED);
+}
+
 /* The object that embeds tx (sock.h): the socket's identity, its count of
  * fds and whether another process may hold it. */
 static inline const struct fl_sock *fl_tx_sock(const struct fl_tx *tx)

@@ -88,11 +88,13 @@ static inline enum fl_ustat fl_txp_flush_why(uint32_t txf, bool shared, bool mor
  * they are looked at when a batch starts and then every
  * FL_PEER_RECHECK_BYTES buffered, not on every small write: true when the
  * answer kept from the last look (at checked bytes) is too old for a
- * buffer of buffered bytes.
+ * buffer of buffered bytes. asked: a thread of this process about to wait
+ * left the batch to this writer (tx_flush.c, fl_tx_hand_off), so every
+ * write looks, and the first that finds the reader caught up sends it.
  */
-static inline bool fl_txp_peer_stale(uint32_t buffered, uint32_t checked)
+static inline bool fl_txp_peer_stale(uint32_t buffered, uint32_t checked, bool asked)
 {
-	return !buffered || buffered - checked >= FL_PEER_RECHECK_BYTES;
+	return asked || !buffered || buffered - checked >= FL_PEER_RECHECK_BYTES;
 }
 
 /* How long buffered bytes may wait: corked (TCP_CORK, or a MSG_MORE still

@@ -125,15 +125,22 @@ static void a_full_buffer_that_would_hold_is_a_write_flush(void **state)
 static void the_reader_is_looked_at_when_a_batch_starts(void **state)
 {
 	(void)state;
-	assert_true(fl_txp_peer_stale(0, 0));
-	assert_true(fl_txp_peer_stale(0, 5000));
+	assert_true(fl_txp_peer_stale(0, 0, false));
+	assert_true(fl_txp_peer_stale(0, 5000, false));
 }
 
 static void the_reader_is_looked_at_again_after_4_kib(void **state)
 {
 	(void)state;
-	assert_false(fl_txp_peer_stale(100 + 4095, 100));
-	assert_true(fl_txp_peer_stale(100 + 4096, 100));
+	assert_false(fl_txp_peer_stale(100 + 4095, 100, false));
+	assert_true(fl_txp_peer_stale(100 + 4096, 100, false));
+}
+
+static void the_reader_is_looked_at_on_every_write_once_a_waiting_thread_asked(void **state)
+{
+	(void)state;
+	assert_true(fl_txp_peer_stale(100 + 64, 100, true));
+	assert_true(fl_txp_peer_stale(100, 100, true));
 }
 
 static void buffered_bytes_wait_flush_usec(void **state)
@@ -172,6 +179,7 @@ int main(void)
 		cmocka_unit_test(a_full_buffer_that_would_hold_is_a_write_flush),
 		cmocka_unit_test(the_reader_is_looked_at_when_a_batch_starts),
 		cmocka_unit_test(the_reader_is_looked_at_again_after_4_kib),
+		cmocka_unit_test(the_reader_is_looked_at_on_every_write_once_a_waiting_thread_asked),
 		cmocka_unit_test(buffered_bytes_wait_flush_usec),
 		cmocka_unit_test(corked_bytes_wait_up_to_200_ms),
 	};
