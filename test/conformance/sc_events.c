@@ -1505,6 +1505,7 @@ static const char *ev_about(double t, double want)
  */
 static int sc_signal_timeo(int family)
 {
+	static uint8_t big[65536]; /* the send: far more than a late ack frees */
 	struct ev_drain d = { 0 };
 	struct ev_script sc;
 	uint8_t buf[4096];
@@ -1549,10 +1550,10 @@ static int sc_signal_timeo(int family)
 	ev_add(&sc, 100, EV_KILL, 0, 0, 0);
 	ev_add(&sc, 1400, EV_DRAIN, 0, 0, 0); /* only if send did not return */
 	ev_script_start(&sc);
-	fl_sc_fill(buf, off, sizeof(buf), 212);
-	x = send(c, buf, sizeof(buf), MSG_NOSIGNAL);
-	fl_trace("SO_SNDTIMEO 1 s, SA_RESTART, peer full: blocking send(4096) -> %s; handler ran %d",
-		 fl_ret(x), (int)ev_sigs);
+	fl_sc_fill(big, off, sizeof(big), 212);
+	x = send(c, big, sizeof(big), MSG_NOSIGNAL);
+	fl_trace("SO_SNDTIMEO 1 s, SA_RESTART, peer full: blocking send(65536) -> %s; handler ran %d",
+		 ev_send_outcome(x, sizeof(big)), (int)ev_sigs);
 	if (x > 0)
 		off += (uint64_t)x;
 	ev_script_stop(&sc);
