@@ -44,14 +44,16 @@ static int fl_flood(void)
 
 	if (!enroll || fl_t_tcp_pair(AF_INET, &c, &s))
 		return 3;
-	/* connect() and accept() were two fallbacks already. */
+	/* connect() and accept() log nothing: in the default configuration
+	 * enrollment waits for the first bytes (FASTLOCAL_ENROLL_AFTER). The
+	 * events are the explicit enrollments alone. */
 	t0 = fl_t_now();
 	for (i = 0; i < FL_EVENTS; i++)
 		bad += enroll(c) != -ENOENT;
 	t1 = fl_t_now();
 	nanosleep(&pause, NULL);
 	bad += enroll(c) != -ENOENT;
-	printf("events=%d seconds=%.3f bad=%d\n", 2 + FL_EVENTS + 1, t1 - t0, bad);
+	printf("events=%d seconds=%.3f bad=%d\n", FL_EVENTS + 1, t1 - t0, bad);
 	return 0;
 }
 
@@ -104,9 +106,11 @@ static int test_flood(void)
 		   lines + other);
 	FL_T_CHECK(notes >= 1, "no 'log lines suppressed' note");
 	/* Every event is either written or counted in a note; the last event
-	 * came after a pause, so no drop is left unreported. The other lines
-	 * (one per second at most) are counted in both. */
-	FL_T_CHECK((unsigned long long)(lines + other) + suppressed >= (unsigned long long)events &&
+	 * came after a pause, so no drop is left unreported. The other lines,
+	 * "not loaded" from each attempt to open the pins (the first, then one
+	 * a second at most), are log lines too, written or counted: at least
+	 * one more than the events. */
+	FL_T_CHECK((unsigned long long)(lines + other) + suppressed >= (unsigned long long)events + 1 &&
 		   (unsigned long long)(lines + other) + suppressed <=
 			   (unsigned long long)events + (unsigned long long)secs + 3,
 		   "%d written + %llu suppressed does not account for %d events", lines + other,
