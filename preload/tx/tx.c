@@ -200,7 +200,9 @@ direct:
  */
 static bool fl_tx_peer_busy(struct fl_tx *tx)
 {
-	if (!fl_txp_peer_stale(tx->len, tx->checked_len, __atomic_load_n(&tx->asked, __ATOMIC_RELAXED)))
+	bool asked = __atomic_load_n(&tx->asked, __ATOMIC_RELAXED);
+
+	if (!fl_txp_peer_stale(tx->len, tx->checked_len, asked))
 		return tx->peer_busy;
 	tx->checked_len = tx->len;
 	tx->peer_busy = fl_tx_peer_unread(tx);

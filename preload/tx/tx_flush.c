@@ -372,9 +372,10 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 	int64_t due;
 
 	if (fl_lock_try(&tx->lock)) {
-		/* Its owner is writing or flushing right now: left to it, as
-		 * fl_tx_hand_off leaves a batch being written. */
-		if (!due_only)
+		/* Its owner is writing or flushing right now: a thread about
+		 * to wait leaves it to that owner, as fl_tx_hand_off leaves a
+		 * batch being written (the timer, fork and exit just skip it). */
+		if (why == FL_USTAT_FLUSH_WAIT)
 			fl_tx_leave_to_writer(tx);
 		return;
 	}
@@ -459,8 +460,8 @@ static inline void fl_cpu_relax(void)
  * that stops right then leaves them to the timer (FASTLOCAL_FLUSH_USEC,
  * 200 us; under TCP_NODELAY the 20 us catch-up poll): the bound of every
  * batch, the same as for a write held while the reader was busy, after
- * which the writer stopped (docs/delivery.md). A batch of this thread's own, a
- * corked one, and one whose writer is not seen to write within
+ * which the writer stopped (docs/delivery.md). A batch of this thread's
+ * own, a corked one, and one whose writer is not seen to write within
  * FL_HANDOFF_WATCH_NS are flushed here as before.
  *
  * Marks the batches left to their writers NULL in batch[].
