@@ -7,9 +7,12 @@
 #include <stdbool.h>
 #include <time.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "common/clock.h"
+#include "base/config.h"
 #include "base/libc.h"
+#include "base/signals.h"
 #include "kernel/maps.h"
 #include "kernel/slot.h"
 
@@ -31,12 +34,51 @@ static bool fl_still_ours(int fd, uint32_t slot)
 	       cookie == __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
 }
 
+/*
+ * A handler ran while the shim held the write: true if it ends the write,
+ * as it ends TCP's wait for room (sock_intr_errno(), signal(7)): a handler
+ * without SA_RESTART, or any handler on a socket with SO_SNDTIMEO. Else
+ * TCP restarts its call, and the shim goes on. (Off with the TCP
+ * compatibility fixes: then the write goes on to the kernel, as before.)
+ */
+static bool fl_signal_ends_write(int fd)
+{
+	struct timeval tv = { 0, 0 };
+	socklen_t len = sizeof(tv);
+
+	if (!fl_compat_on())
+		return false;
+	if (!fl_sig_last_restarts())
+		return true;
+	return !libc_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec);
+}
+
+/*
+ * One sleep of the shim's wait. True if a handler that ends the write ran
+ * meanwhile (*runs: fl_sig_runs when the wait began). IMPORTANT: asked of
+ * the handler count, not of nanosleep's EINTR: a signal that comes between
+ * two sleeps (the first are 10-80 us) runs its handler without ending
+ * either, and the write would then go on to wait in the kernel, the signal
+ * spent (seen in test throttle_signal under load).
+ */
+static bool fl_hold_sleep(int fd, const struct timespec *pause, unsigned *runs)
+{
+	unsigned now;
+
+	nanosleep(pause, NULL);
+	now = fl_sig_runs();
+	if (now == *runs)
+		return false;
+	*runs = now;
+	return fl_signal_ends_write(fd);
+}
+
 #define FL_HOLD_MAX_NS     (200 * 1000000LL)
 #define FL_HOLD_STALL_NS   (20 * 1000000LL)
 
 /* The gate-reopening hold (throttle.h). Costs nothing unless the gate
  * alone keeps the socket on TCP: then a clock read, and a fcntl before it
- * sleeps. Returns true if a signal ended it. */
+ * sleeps. Returns true if a signal ended it and the write. */
 static bool fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 {
 	uint64_t consumed, last, unread = fl_slot_gate_unread(slot, &consumed);
@@ -44,6 +86,7 @@ static bool fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 	int64_t now, start, progress;
 	bool signalled = false;
 	uint32_t now_us;
+	unsigned runs;
 	int saved;
 
 	if (!unread || !h || (flags & MSG_DONTWAIT))
@@ -58,9 +101,10 @@ static bool fl_gate_hold(int fd, uint32_t slot, int flags, struct fl_hold *h)
 	fl_ustat_add(FL_USTAT_GATE_HOLDS, 1);
 	start = progress = now;
 	last = consumed;
+	runs = fl_sig_runs();
 	while (unread) {
-		if (nanosleep(&pause, NULL)) {
-			signalled = true; /* the write goes on as TCP would */
+		if (fl_hold_sleep(fd, &pause, &runs)) {
+			signalled = true;
 			break;
 		}
 		if (pause.tv_nsec < 500000)
@@ -93,6 +137,7 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 	uint64_t unread, target;
 	struct timespec pause = { 0, 20000 };
 	int64_t deadline;
+	unsigned runs;
 	int saved, r = 0;
 
 	if (!len || (flags & MSG_DONTWAIT))
@@ -112,9 +157,13 @@ int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *ho
 	target = fl_throttle_target(len, budget); /* hysteresis (throttle.h) */
 	fl_ustat_add(FL_USTAT_THROTTLED, 1);
 	deadline = fl_clock_ns(CLOCK_MONOTONIC) + FL_THROTTLE_MAX_NS;
+	runs = fl_sig_runs();
 	while (unread > target && redirecting) {
-		/* A signal ends the wait: the kernel call then behaves as TCP would. */
-		if (nanosleep(&pause, NULL)) {
+		/* IMPORTANT: a handler that ends TCP's wait for room ends this
+		 * one and the write (EINTR): handed to the kernel instead, the
+		 * write went over TCP and waited there for a reader that may
+		 * never come, the signal spent (test throttle_signal). */
+		if (fl_hold_sleep(fd, &pause, &runs)) {
 			r = 1;
 			break;
 		}

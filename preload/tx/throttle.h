@@ -4,8 +4,9 @@
  *
  * When handing len more bytes to the kernel would push the peer's unread
  * redirected bytes past its budget, the verdict would fall back to TCP.
- * A blocking writer instead waits (sleeping, at most 200 ms, ended by any
- * signal) until half the budget is free; a non-blocking one never waits.
+ * A blocking writer instead waits (sleeping, at most 200 ms, ended by a
+ * signal as TCP's wait would be) until half the budget is free; a
+ * non-blocking one never waits.
  */
 #ifndef FL_THROTTLE_H
 #define FL_THROTTLE_H
@@ -21,7 +22,8 @@
  * keep the connection there for good. Holding a blocking write until the
  * reader has read them all lets the next message be redirected. The hold
  * ends when the reader has caught up, stops making progress (20 ms), after
- * 200 ms, or at a signal; one that failed is not tried again for a while
+ * 200 ms, or at a signal as the throttle's wait does; one that failed is
+ * not tried again for a while
  * (1 ms, doubling up to 1 s), kept in *hold (per socket, may be NULL).
  * Nothing the application can observe changes: a blocking write may
  * always take that long in TCP.
@@ -29,10 +31,11 @@
  */
 #include "socket/throttle_hold.h"
 
-/* Waits if it should. Returns 0, 1 if a signal ended the wait (a write
- * that already sent part of itself returns that part, as TCP's does when
- * a signal ends its wait), or -1 if fd no longer names the socket that
- * owns slot (its entry is stale: the caller forgets it). */
+/* Waits if it should. Returns 0; 1 if a signal handler ended the wait as
+ * it ends TCP's (no SA_RESTART, or SO_SNDTIMEO set): the write then ends
+ * too, with EINTR, or with the part of itself it already sent, as TCP's;
+ * or -1 if fd no longer names the socket that owns slot (its entry is
+ * stale: the caller forgets it). */
 int fl_throttle(int fd, uint32_t slot, size_t len, int flags, struct fl_hold *hold);
 
 /* ----------------------------------------------- the decisions, pure

@@ -138,12 +138,17 @@ static ssize_t fl_tx_through(struct fl_tx *tx, int fd, const struct iovec *iov, 
 	struct msghdr m = { 0 };
 	size_t pending = tx->len;
 	ssize_t n;
-	int i, more;
+	int i, more, waited;
 
 	if (msg)
 		m = *msg;
-	/* Handing bytes to the kernel: wait here if the reader is a budget behind. */
-	if (fl_throttle(fd, fl_tx_sock(tx)->slot, pending + len, flags, &tx->hold) < 0) {
+	/* Handing bytes to the kernel: wait here if the reader is a budget
+	 * behind. A signal that ends the wait ends the write (the buffer
+	 * keeps its bytes for the next write or the timer). */
+	waited = fl_throttle(fd, fl_tx_sock(tx)->slot, pending + len, flags, &tx->hold);
+	if (waited > 0)
+		return (errno = EINTR, -1);
+	if (waited < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		pending = 0;
@@ -282,7 +287,8 @@ static ssize_t fl_tx_unlocked(struct fl_tx *tx, int fd, const struct iovec *iov,
 	m.msg_iovlen = (size_t)iovcnt;
 	/* A reader a budget behind is waited for; -1 (the fd names another
 	 * file now) leaves nothing to drop, and the call goes as it is. */
-	fl_throttle(fd, fl_tx_sock(tx)->slot, len, flags, NULL);
+	if (fl_throttle(fd, fl_tx_sock(tx)->slot, len, flags, NULL) > 0)
+		return (errno = EINTR, -1); /* a signal ended the wait and the write */
 	return fl_tx_sendmsg_len(tx, fd, &m, flags, len);
 }
 
@@ -371,6 +377,10 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 		}
 		/* Held, but the buffer is full: make room first. */
 		r = fl_tx_push(tx, fd, flags, true, FL_USTAT_FLUSH_FULL);
+		if (r == -EINTR) {
+			fl_unlock(&tx->lock);
+			return (errno = EINTR, -1); /* a signal ended the wait and the write */
+		}
 		if (r && r != -EAGAIN) {
 			errno = tx->err;
 			tx->err = 0;
@@ -697,12 +707,16 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 	struct fl_sock_id id = { 0, 0 };
 	struct fl_sock *s = fl_fd_sock(e, &id);
 	struct fl_tx *tx = fl_tx_of(s), *batch;
+	int waited;
 
 	c->stale = false;
 	/* Without a send buffer the throttle applies here, per write; with
 	 * one, where the buffer hands bytes to the kernel (fl_tx_push,
 	 * fl_tx_through). */
-	if (s && !tx && fl_throttle(fd, id.slot, c->len, c->flags, NULL) < 0) {
+	waited = s && !tx ? fl_throttle(fd, id.slot, c->len, c->flags, NULL) : 0;
+	if (waited > 0)
+		return (errno = EINTR, -1); /* a signal ended the wait and the write */
+	if (waited < 0) {
 		c->stale = true; /* the fd names another file now */
 		return fl_tx_syscall(fd, c);
 	}

@@ -297,10 +297,15 @@ int fl_tx_flush_locked(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
  * The application's thread hands the buffer to the kernel: first the
  * throttle (a reader a budget behind is waited for), then the flush;
  * waiting for room only if the caller may block and wait says so.
+ * -EINTR: a signal ended the throttle's wait, and the buffer is kept.
  */
 int fl_tx_push(struct fl_tx *tx, int fd, int flags, bool wait, enum fl_ustat why)
 {
-	if (fl_throttle(fd, fl_tx_sock(tx)->slot, tx->len, flags, &tx->hold) < 0) {
+	int waited = fl_throttle(fd, fl_tx_sock(tx)->slot, tx->len, flags, &tx->hold);
+
+	if (waited > 0)
+		return -EINTR;
+	if (waited < 0) {
 		fl_tx_fail(tx, EBADF); /* the fd names another file now */
 		tx->err = 0;
 		return 0;

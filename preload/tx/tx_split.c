@@ -205,6 +205,8 @@ ssize_t fl_tx_sendfile_split(struct fl_tx *tx, int fd, int in_fd, off_t *offset,
 		fl_unlock(&tx->lock);
 		if (waited && done)
 			break; /* a signal, a stale fd: as in fl_tx_send_split */
+		if (waited > 0)
+			return (errno = EINTR, -1); /* a signal ended the wait and the write */
 		/* Looked at again after the throttle, right before the call.
 		 * Unlike a sendmsg slice (fl_tx_slice), sendfile has no
 		 * non-blocking flag of its own, so a signal handled in the
