@@ -23,6 +23,7 @@ const struct fl_conf_keyinfo fl_conf_keys[FL_K__NR] = {
 	[FL_K_BATCH] = { "batch", "FASTLOCAL_BATCH", "on" },
 	[FL_K_FLUSH_BYTES] = { "flush_bytes", "FASTLOCAL_FLUSH_BYTES", "262144" },
 	[FL_K_FLUSH_USEC] = { "flush_usec", "FASTLOCAL_FLUSH_USEC", "200" },
+	[FL_K_SPIN_USEC] = { "spin_usec", "FASTLOCAL_SPIN_USEC", "20" },
 	[FL_K_ENROLL_AFTER] = { "enroll_after", "FASTLOCAL_ENROLL_AFTER", "4096" },
 	[FL_K_TCP_COMPAT] = { "tcp_compat", "FASTLOCAL_TCP_COMPAT", "on" },
 	[FL_K_BACKTRACE] = { "backtrace", "FASTLOCAL_BACKTRACE", "off" },
@@ -58,6 +59,7 @@ static void fl_conf_default(struct fl_config *c, enum fl_conf_key k)
 	case FL_K_BATCH: c->batch = 1; break;
 	case FL_K_FLUSH_BYTES: c->flush_bytes = 256u << 10; break;
 	case FL_K_FLUSH_USEC: c->flush_usec = 200; break;
+	case FL_K_SPIN_USEC: c->spin_usec = 20; break;
 	case FL_K_ENROLL_AFTER: c->enroll_after = FL_ENROLL_AFTER_DEFAULT; break;
 	case FL_K_TCP_COMPAT: c->compat = 1; break;
 	case FL_K_BACKTRACE: c->backtrace = 0; break;
@@ -92,6 +94,7 @@ static int fl_conf_apply(struct fl_config *c, enum fl_conf_key k, const char *v,
 		return 0;
 	case FL_K_FLUSH_BYTES: return fl_cv_uint(v, 16u << 10, 4u << 20, &c->flush_bytes, why, wlen);
 	case FL_K_FLUSH_USEC: return fl_cv_uint(v, 10, 100000, &c->flush_usec, why, wlen);
+	case FL_K_SPIN_USEC: return fl_cv_uint(v, 0, 1000, &c->spin_usec, why, wlen);
 	case FL_K_ENROLL_AFTER: return fl_cv_uint(v, 0, 1u << 30, &c->enroll_after, why, wlen);
 	case FL_K_FLOW_BUDGET:
 		if (!strcmp(v, "auto")) {

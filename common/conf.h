@@ -52,6 +52,8 @@ struct fl_config {
 	int has_rules;       /* some port or address rule is set: enrollment looks */
 	unsigned flush_bytes; /* FASTLOCAL_FLUSH_BYTES: buffer size, 16 KiB..4 MiB, default 256 KiB */
 	unsigned flush_usec;  /* FASTLOCAL_FLUSH_USEC: longest wait of a buffered byte, default 200 */
+	unsigned spin_usec;   /* FASTLOCAL_SPIN_USEC: how long epoll_wait looks for events before
+			       * it sleeps (entry/wait_spin.c), 0 to 1000, default 20 */
 	unsigned enroll_after; /* FASTLOCAL_ENROLL_AFTER: bytes a connection moves over TCP
 				* before it is enrolled (0: at connect/accept), default 4096 */
 	uint32_t flow_budget; /* FASTLOCAL_FLOW_BUDGET: receive budget in bytes; 0 = auto
@@ -70,7 +72,7 @@ struct fl_config {
 /* The settings, in the order "fastlocal config" shows them. */
 enum fl_conf_key {
 	FL_K_ENABLED, FL_K_PIN_DIR, FL_K_LOG_LEVEL, FL_K_LOG_FILE, FL_K_BATCH,
-	FL_K_FLUSH_BYTES, FL_K_FLUSH_USEC, FL_K_ENROLL_AFTER, FL_K_TCP_COMPAT,
+	FL_K_FLUSH_BYTES, FL_K_FLUSH_USEC, FL_K_SPIN_USEC, FL_K_ENROLL_AFTER, FL_K_TCP_COMPAT,
 	FL_K_BACKTRACE, FL_K_PORTS, FL_K_SKIP_PORTS, FL_K_ADDRESSES, FL_K_SKIP_ADDRESSES,
 	FL_K_ONLY_CMDS, FL_K_SKIP_CMDS, FL_K_FLOW_BUDGET, FL_K_BROKER, FL_K_UNWIND_LIB,
 	FL_K__NR

@@ -155,6 +155,7 @@ void fl_conf_format(const struct fl_config *c, enum fl_conf_key k, char *buf, si
 	case FL_K_UNWIND_LIB: snprintf(buf, len, "%s", c->unwind_lib); break;
 	case FL_K_FLUSH_BYTES: snprintf(buf, len, "%u", c->flush_bytes); break;
 	case FL_K_FLUSH_USEC: snprintf(buf, len, "%u", c->flush_usec); break;
+	case FL_K_SPIN_USEC: snprintf(buf, len, "%u", c->spin_usec); break;
 	case FL_K_ENROLL_AFTER: snprintf(buf, len, "%u", c->enroll_after); break;
 	case FL_K_FLOW_BUDGET:
 		if (c->flow_budget)

@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -53,6 +54,9 @@ ssize_t fl_recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
 
 /* Before a call that may wait: buffered bytes go, without blocking. */
 void fl_before_wait(void);
+/* epoll_wait(), looking for events up to FASTLOCAL_SPIN_USEC before it
+ * sleeps (wait_spin.c); fl_before_wait() first. */
+int fl_epoll_wait_spin(int epfd, struct epoll_event *ev, int max, int timeout);
 /* Before exec and _exit: buffered bytes go, waiting for room if need be. */
 void fl_before_leaving(void);
 /* exec of path ('e': execve, 'p': search PATH) or of fd ('f': fexecve),

@@ -270,13 +270,14 @@ FL_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 
 FL_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-	fl_before_wait();
-	return libc_epoll_wait(epfd, ev, max, timeout);
+	return fl_epoll_wait_spin(epfd, ev, max, timeout);
 }
 
 FL_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
 			  const sigset_t *mask)
 {
+	if (!mask)
+		return fl_epoll_wait_spin(epfd, ev, max, timeout);
 	fl_before_wait();
 	return libc_epoll_pwait(epfd, ev, max, timeout, mask);
 }

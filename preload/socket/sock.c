@@ -20,8 +20,11 @@
  * for fl_sock_find, checked against the identity asked for. A slot given
  * to a new socket while this process still holds the old one points at the
  * new one; the old one keeps its own object all the same.
+ * fl_sock_live counts the objects given to a socket and not yet released
+ * (atomic: fl_sock_new and the last fl_sock_release; read by fl_sock_any).
  */
 static pthread_mutex_t fl_sock_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fl_sock_live;
 static struct fl_sock *fl_sock_free;
 static struct fl_sock *fl_sock_all;
 static struct fl_sock *fl_sock_newest[FL_SLOTS_MAX];
@@ -84,7 +87,13 @@ struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 	__atomic_store_n(&s->refs, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->gen, gen, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&fl_sock_live, 1, __ATOMIC_RELAXED);
 	return s;
+}
+
+bool fl_sock_any(void)
+{
+	return __atomic_load_n(&fl_sock_live, __ATOMIC_RELAXED) > 0;
 }
 
 void fl_sock_publish(struct fl_sock *s)
@@ -133,6 +142,7 @@ void fl_sock_release(struct fl_sock *s, int fd)
 		return;
 	/* Late users see a different socket. */
 	__atomic_store_n(&s->gen, FL_SOCK_GONE, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&fl_sock_live, 1, __ATOMIC_RELAXED);
 	if (s->ops && s->ops->retire)
 		s->ops->retire(s);
 	fl_rxq_reset(&s->rxq);

@@ -84,6 +84,10 @@ struct fl_sock {
 struct fl_sock *fl_sock_new(uint32_t slot, uint64_t gen, uint64_t cookie,
 			    const struct fl_sock_ops *ops);
 
+/* True while this process holds any enrolled socket (a cheap look, for
+ * work that only pays with one: entry/wait_spin.c). */
+bool fl_sock_any(void);
+
 /*
  * Makes sure the calling thread's next fl_sock_new cannot fail for want of
  * memory: false if it would. Enrollment asks before the socket goes into

@@ -13,11 +13,11 @@ PRE=${FL_TEST_ASAN_RT:-}
 export FASTLOCAL_LIB="$FL_TEST_LIB"
 # Only what each subtest sets; "" = no configuration file, whatever /etc holds.
 unset FASTLOCAL FASTLOCAL_LOG FASTLOCAL_LOG_FILE FASTLOCAL_BATCH FASTLOCAL_FLUSH_BYTES \
-	FASTLOCAL_FLUSH_USEC FASTLOCAL_TCP_COMPAT FASTLOCAL_BACKTRACE FASTLOCAL_UNWIND_LIB \
+	FASTLOCAL_FLUSH_USEC FASTLOCAL_SPIN_USEC FASTLOCAL_TCP_COMPAT FASTLOCAL_BACKTRACE FASTLOCAL_UNWIND_LIB \
 	FASTLOCAL_PORTS FASTLOCAL_SKIP_PORTS FASTLOCAL_ADDRESSES FASTLOCAL_SKIP_ADDRESSES \
 	FASTLOCAL_ONLY_CMDS FASTLOCAL_SKIP_CMDS FASTLOCAL_FLOW_BUDGET FASTLOCAL_BROKER FASTLOCAL_RUN
 export FASTLOCAL_CONF=""
-KEYS=19 # settings "fastlocal config" lists
+KEYS=20 # settings "fastlocal config" lists
 
 # settings [ENV=VALUE...]: "key|value|source" lines of "fastlocal config --json"
 # in $T_TMP/settings, its stderr in $T_TMP/err.
@@ -54,7 +54,7 @@ warnings() {
 defaults_and_their_source() {
 	settings -u FASTLOCAL_PIN_DIR -u FASTLOCAL_ENROLL_AFTER || return 1
 	for kv in "enabled|on" "pin_dir|/sys/fs/bpf/fastlocal" "log_level|off" "log_file|stderr" \
-		"batch|on" "flush_bytes|262144" "flush_usec|200" "enroll_after|4096" "tcp_compat|on" \
+		"batch|on" "flush_bytes|262144" "flush_usec|200" "spin_usec|20" "enroll_after|4096" "tcp_compat|on" \
 		"backtrace|off" "ports|every port" "skip_ports|none" "addresses|every address" \
 		"skip_addresses|none" "only_cmds|every program" "skip_cmds|none" "flow_budget|auto" \
 		"broker_socket|/run/fastlocal/broker.sock" "FASTLOCAL_UNWIND_LIB|libunwind.so.8"; do
