@@ -4,12 +4,15 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdint.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "backtrace.h"
 #include "libc.h"
 #include "own_fds.h"
@@ -56,18 +59,28 @@ int fl_log_fd(void)
 			__atomic_store_n(&fl_log_file_state, 2, __ATOMIC_RELEASE);
 			return 2;
 		}
-		if (!__atomic_compare_exchange_n(&fl_log_file_state, &zero, 1, false,
-						 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
-			return 2;
-		fl_log_open();
-		__atomic_store_n(&fl_log_file_state, 2, __ATOMIC_RELEASE);
-	} else if (st == 1) {
+		if (__atomic_compare_exchange_n(&fl_log_file_state, &zero, 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+			fl_log_open();
+			__atomic_store_n(&fl_log_file_state, 2, __ATOMIC_RELEASE);
+		} else {
+			/* Another thread's first line got here first: wait for
+			 * its open as below. (Returning stderr here put the
+			 * second of two threads' first lines there: test
+			 * config.sh, "log_file ... act in the shim", under ASan.) */
+			st = zero;
+		}
+	}
+	if (st == 1) {
 		/* IMPORTANT: another thread is opening the file (an open and a
 		 * dup, microseconds): wait for it, so that no line meant for the
 		 * file lands on stderr. Bounded: a signal handler that interrupted
-		 * the opener itself would wait forever, so after a while the line
-		 * goes to stderr after all. */
-		for (int i = 0; i < 1000 && st == 1; i++) {
+		 * the opener itself would wait forever, so after 100 ms (an open
+		 * on a loaded machine under ASan can take more than 1000 yields)
+		 * the line goes to stderr after all. */
+		int64_t until = fl_clock_ns(CLOCK_MONOTONIC) + 100 * 1000000LL;
+
+		while (st == 1 && fl_clock_ns(CLOCK_MONOTONIC) < until) {
 			sched_yield();
 			st = __atomic_load_n(&fl_log_file_state, __ATOMIC_ACQUIRE);
 		}
