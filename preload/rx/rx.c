@@ -12,8 +12,10 @@
 #include "rx_oob.h"
 #include "rx_peek.h"
 #include "rx_retry.h"
+#include "rx_spin.h"
 #include "rx_trunc.h"
 #include "rx_waitall.h"
+#include "socket/fdtable.h"
 #include "socket/rxq.h"
 #include "kernel/slot.h"
 #include "socket/sock.h"
@@ -36,9 +38,46 @@ static ssize_t fl_rx_syscall(int fd, struct fl_rx_call *c)
 	return libc_recvmsg(fd, c->msg, c->flags);
 }
 
+/* The application's call without waiting (an rx_spin.h look); a splice,
+ * or a readv with a bad count (the kernel's own error), is never tried. */
+static ssize_t fl_rx_try(int fd, const void *call)
+{
+	const struct fl_rx_call *c = call;
+	struct msghdr m = { 0 };
+
+	switch (c->kind) {
+	case FL_RX_READ:
+		return libc_recvfrom(fd, c->buf, c->len, MSG_DONTWAIT, NULL, NULL);
+	case FL_RX_READV:
+		if (c->iovcnt < 0)
+			break;
+		m.msg_iov = (struct iovec *)c->iov;
+		m.msg_iovlen = (size_t)c->iovcnt;
+		return libc_recvmsg(fd, &m, MSG_DONTWAIT);
+	case FL_RX_RECVFROM:
+		return libc_recvfrom(fd, c->buf, c->len, c->flags | MSG_DONTWAIT, c->addr, c->alen);
+	case FL_RX_RECVMSG:
+		return libc_recvmsg(fd, c->msg, c->flags | MSG_DONTWAIT);
+	case FL_RX_SPLICE:
+		break;
+	}
+	return fl_rx_syscall(fd, (struct fl_rx_call *)c);
+}
+
+/* Whether a look without waiting gives what the blocking call would when
+ * bytes are there: not with MSG_WAITALL (here only with the fixes off) or
+ * MSG_OOB, nor with an SO_RCVLOWAT the shim saw (a blocking receive waits
+ * for that many bytes, a non-blocking one takes what is there). */
+static inline bool fl_rx_may_look(const struct fl_rx *rx, const struct fl_rx_call *c)
+{
+	return !(c->flags & (MSG_WAITALL | MSG_OOB)) &&
+	       !(rx->e && (__atomic_load_n(&rx->e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT));
+}
+
 /*
- * The kernel's call. On an enrolled socket a blocking receive is repeated
- * after a spurious EAGAIN (rx_retry.h; docs/kernel.md#spurious-eagain).
+ * The kernel's call. On an enrolled socket a blocking receive first looks
+ * for bytes a little while (rx_spin.h), and is repeated after a spurious
+ * EAGAIN (rx_retry.h; docs/kernel.md#spurious-eagain).
  */
 static ssize_t fl_rx_kernel(const struct fl_rx *rx, struct fl_rx_call *c)
 {
@@ -48,6 +87,8 @@ static ssize_t fl_rx_kernel(const struct fl_rx *rx, struct fl_rx_call *c)
 	if (!rx->on)
 		return fl_rx_syscall(rx->fd, c);
 	fl_rx_retry_init(&start);
+	if (fl_rx_may_look(rx, c) && fl_rx_spin(rx->fd, c->flags, fl_rx_try, c, &start, &n))
+		return n; /* answered by a look before sleeping (rx_spin.h) */
 	do
 		n = fl_rx_syscall(rx->fd, c);
 	while (n < 0 && errno == EAGAIN && fl_rx_retry_eagain(rx->fd, c->flags, &start));

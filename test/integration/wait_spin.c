@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * wait_spin - epoll_wait() under the shim looks for events up to
- * FASTLOCAL_SPIN_USEC (default 20 us) before it sleeps
- * (preload/entry/wait_spin.c); it must still be epoll_wait: every event
- * delivered, a signal ending the wait with EINTR, the timeout kept.
+ * wait_spin - epoll_wait() and a blocking receive of an enrolled socket
+ * under the shim look for events up to FASTLOCAL_SPIN_USEC (default 20 us)
+ * before they sleep (preload/base/spin.h); they must still be epoll_wait
+ * and recv: every event delivered, a signal ending the wait as TCP's
+ * (EINTR, or for a recv with SA_RESTART and no timeout, going on), the
+ * timeout kept.
  *
  * A plain socket program run under the shim in the default configuration;
  * the pairs are warmed up (fl_t_warmup) so that both ends are enrolled.
@@ -16,6 +18,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "fltest.h"
 
@@ -136,23 +139,44 @@ static void fl_on_usr1(int sig)
 }
 
 struct fl_waiter {
-	int ep, ready, sent, done, n, missed;
+	int ep, fd, ready, sent, done, n, missed;
 	int results[200], errs[200], early[200];
 };
+
+/* One wait: epoll_wait (ep >= 0) of 200 ms, or a blocking recv of fd with
+ * SO_RCVTIMEO 200 ms; 0 when it ran out (recv: EAGAIN), -1 with errno. */
+static int fl_wait_once(struct fl_waiter *w)
+{
+	struct epoll_event ev;
+	char b;
+	ssize_t r;
+
+	if (w->ep >= 0)
+		return epoll_wait(w->ep, &ev, 1, 200);
+	r = recv(w->fd, &b, 1, 0);
+	return r < 0 && errno == EAGAIN ? 0 : (int)r;
+}
 
 /* Waits on an idle socket 200 times; each wait must end by the signal the
  * main thread sends right after it starts (within the look or later). */
 static void *fl_signal_waiter(void *arg)
 {
 	struct fl_waiter *w = arg;
-	struct epoll_event ev;
 	int i;
 
 	for (i = 0; i < 200; i++) {
 		__atomic_store_n(&w->ready, i + 1, __ATOMIC_RELEASE);
+		double t0 = fl_t_now();
+
 		w->early[i] = fl_hits != i; /* its handler ran before the call */
-		w->results[i] = epoll_wait(w->ep, &ev, 1, 200);
+		w->results[i] = fl_wait_once(w);
 		w->errs[i] = errno;
+		/* A recv whose look spent the signal sleeps out its timeout,
+		 * and the retry after the kernel's EAGAIN (rx_retry.h) then
+		 * reports EINTR: only the time shows that the signal did not
+		 * end the wait. */
+		if (w->results[i] < 0 && fl_t_now() - t0 >= 0.1)
+			w->results[i] = 0;
 		while (__atomic_load_n(&w->sent, __ATOMIC_ACQUIRE) <= i)
 			; /* its signal came before the wait ended: wait for the count */
 		w->missed += !w->early[i] && w->results[i] == 0;
@@ -179,9 +203,10 @@ static void *fl_signal_waiter(void *arg)
  * out one after another.
  */
 
-static int fl_signals_end_waits(int flags)
+static int fl_signals_end_waits(int flags, bool use_recv)
 {
 	struct sigaction sa = { .sa_handler = fl_on_usr1, .sa_flags = flags };
+	struct timeval tv = { 0, 200000 };
 	struct fl_waiter w = { 0 };
 	int c, s, i, early = 0, missed = 0;
 	pthread_t th;
@@ -189,7 +214,12 @@ static int fl_signals_end_waits(int flags)
 	fl_hits = 0;
 	FL_T_CHECK(fl_pair(&c, &s) == 0, "no enrolled pair");
 	FL_T_CHECK(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
-	FL_T_CHECK((w.ep = fl_epoll_for(s)) >= 0, "epoll");
+	w.fd = s;
+	w.ep = -1;
+	if (use_recv)
+		FL_T_CHECK(!setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "SO_RCVTIMEO");
+	else
+		FL_T_CHECK((w.ep = fl_epoll_for(s)) >= 0, "epoll");
 	pthread_create(&th, NULL, fl_signal_waiter, &w);
 	for (i = 0; i < 200; i++) {
 		double t0;
@@ -218,12 +248,14 @@ static int fl_signals_end_waits(int flags)
 			   strerror(w.errs[i]));
 	}
 	missed = w.missed;
-	printf("  200 signals (%s): %d before their wait began, %d waits ran out instead\n",
-	       flags ? "SA_RESTART" : "no SA_RESTART", early, missed);
+	printf("  200 signals (%s, %s): %d before their wait began, %d waits ran out instead\n",
+	       use_recv ? "recv" : "epoll_wait", flags ? "SA_RESTART" : "no SA_RESTART", early,
+	       missed);
 	FL_T_CHECK(early < 100, "%d of 200 signals came before their wait began", early);
 	FL_T_CHECK(missed <= FL_MISSED_MAX, "%d waits ran out instead of ending by their signal "
 		   "(at most %d may)", missed, FL_MISSED_MAX);
-	close(w.ep);
+	if (w.ep >= 0)
+		close(w.ep);
 	close(c);
 	close(s);
 	return 0;
@@ -231,12 +263,74 @@ static int fl_signals_end_waits(int flags)
 
 static int test_a_signal_ends_the_wait_with_eintr(void)
 {
-	return fl_signals_end_waits(0);
+	return fl_signals_end_waits(0, false);
 }
 
 static int test_a_signal_ends_the_wait_with_eintr_with_sa_restart(void)
 {
-	return fl_signals_end_waits(SA_RESTART);
+	return fl_signals_end_waits(SA_RESTART, false);
+}
+
+/* A socket with SO_RCVTIMEO: TCP's recv ends with EINTR at a handler,
+ * SA_RESTART or not (sock_intr_errno). */
+static int test_a_signal_ends_a_blocking_recv_with_eintr(void)
+{
+	return fl_signals_end_waits(0, true);
+}
+
+static int test_a_signal_ends_a_blocking_recv_with_a_timeout_with_sa_restart_too(void)
+{
+	return fl_signals_end_waits(SA_RESTART, true);
+}
+
+/* Without a timeout and with SA_RESTART, TCP restarts the recv: a signal
+ * during the look must not end it; the byte sent 5 ms later is its answer. */
+struct fl_restarted {
+	int fd, ready;
+	ssize_t r;
+	int err;
+	char b;
+};
+
+static void *fl_restarted_recv(void *arg)
+{
+	struct fl_restarted *x = arg;
+
+	__atomic_store_n(&x->ready, 1, __ATOMIC_RELEASE);
+	x->r = recv(x->fd, &x->b, 1, 0);
+	x->err = errno;
+	return NULL;
+}
+
+static int test_with_sa_restart_a_blocking_recv_goes_on_to_its_byte(void)
+{
+	struct sigaction sa = { .sa_handler = fl_on_usr1, .sa_flags = SA_RESTART };
+	int c, s, i;
+
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "no enrolled pair");
+	FL_T_CHECK(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	for (i = 0; i < 50; i++) {
+		struct fl_restarted x = { .fd = s };
+		pthread_t th;
+		double t0;
+
+		fl_hits = 0;
+		pthread_create(&th, NULL, fl_restarted_recv, &x);
+		while (!__atomic_load_n(&x.ready, __ATOMIC_ACQUIRE))
+			;
+		t0 = fl_t_now();
+		while (fl_t_now() - t0 < (i % 10) * 1.5e-6)
+			;
+		pthread_kill(th, SIGUSR1);
+		usleep(5000);
+		FL_T_CHECK(send(c, "y", 1, 0) == 1, "send");
+		pthread_join(th, NULL);
+		FL_T_CHECK(x.r == 1 && x.b == 'y', "recv %d returned %zd (%s) instead of its byte", i,
+			   x.r, x.r < 0 ? strerror(x.err) : "");
+	}
+	close(c);
+	close(s);
+	return 0;
 }
 
 /* ------------------------------------------------ timeout */
@@ -276,5 +370,13 @@ int main(void)
 		 test_a_signal_ends_the_wait_with_eintr_with_sa_restart);
 	FL_T_RUN("epoll_wait keeps its timeout and reports a byte that comes",
 		 test_the_timeout_is_kept);
+	FL_T_RUN("a signal during a blocking recv with SO_RCVTIMEO ends it with EINTR, 200 times",
+		 test_a_signal_ends_a_blocking_recv_with_eintr);
+	FL_T_RUN("a signal during a blocking recv with SO_RCVTIMEO ends it with EINTR with "
+		 "SA_RESTART too, 200 times",
+		 test_a_signal_ends_a_blocking_recv_with_a_timeout_with_sa_restart_too);
+	FL_T_RUN("with SA_RESTART and no timeout a signal leaves a blocking recv waiting for its "
+		 "byte, 50 times",
+		 test_with_sa_restart_a_blocking_recv_goes_on_to_its_byte);
 	return fl_t_exit_status();
 }
