@@ -6,7 +6,7 @@
  * starts it.
  *
  *   fl-bench stream   --size S [--seconds T] [--split] [--rbuf B]
- *   fl-bench pingpong --size S [--iters N] [--seconds T]
+ *   fl-bench pingpong --size S [--iters N] [--seconds T] [--poll]
  *   fl-bench rr       --size S --conns N [--seconds T]     (fl-rr.c)
  *   fl-bench churn    --size S [--seconds T]               (fl-churn.c)
  *
@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,16 @@ struct fl_echo {
 	long msgs;
 };
 
+/* --poll: waits in poll() until fd is readable, as a poll loop does. */
+static void fl_wait_readable(const struct fl_opts *o, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (o->poll && poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			flb_die("poll");
+}
+
 /* Echoes whole messages until the client shuts its side down. */
 static void *fl_echo_server(void *arg)
 {
@@ -109,7 +120,10 @@ static void *fl_echo_server(void *arg)
 
 	for (;;) {
 		uint64_t at = pos;
-		ssize_t r = read(e->fd, buf, e->o->size); /* EOF is only legal here, between messages */
+		ssize_t r;
+
+		fl_wait_readable(e->o, e->fd);
+		r = read(e->fd, buf, e->o->size); /* EOF is only legal here, between messages */
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -152,6 +166,7 @@ int fl_pingpong(const struct fl_opts *o)
 		t0 = flb_now();
 		flb_write_all(c, fl_pat + out % PERIOD, o->size);
 		out += o->size;
+		fl_wait_readable(o, c);
 		flb_read_check(c, buf, o->size, &in);
 		rtt[i] = (flb_now() - t0) * 1e6;
 		sum += rtt[i];
@@ -177,7 +192,7 @@ int fl_pingpong(const struct fl_opts *o)
 
 static const char fl_usage[] =
 	"usage: fl-bench stream|pingpong|rr|churn --size S [--seconds T] [--iters N] [--conns N]\n"
-	"                [--unix] [--nodelay] [--split] [--rbuf B]\n";
+	"                [--unix] [--nodelay] [--split] [--rbuf B] [--poll]\n";
 
 int main(int argc, char **argv)
 {
@@ -190,6 +205,7 @@ int main(int argc, char **argv)
 		{ "nodelay", no_argument, NULL, 'd' },
 		{ "split", no_argument, NULL, 'S' },
 		{ "rbuf", required_argument, NULL, 'r' },
+		{ "poll", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -224,6 +240,7 @@ int main(int argc, char **argv)
 		case 'd': o.nodelay = 1; break;
 		case 'S': o.split = 1; break;
 		case 'r': o.rbuf = strtoul(optarg, NULL, 10); break;
+		case 'p': o.poll = 1; break;
 		case 'h': fputs(fl_usage, stdout); return 0;
 		default: return 2;
 		}

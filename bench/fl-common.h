@@ -18,6 +18,7 @@ extern uint8_t *fl_pat;
 
 struct fl_opts {
 	int is_unix, nodelay, split; /* split: writer on CPU 0, reader on CPU 1 */
+	int poll;                    /* ping-pong: poll() for POLLIN before each read */
 	size_t size, rbuf;
 	double seconds;
 	long iters, conns;

@@ -52,7 +52,7 @@ struct fl_config {
 	int has_rules;       /* some port or address rule is set: enrollment looks */
 	unsigned flush_bytes; /* FASTLOCAL_FLUSH_BYTES: buffer size, 16 KiB..4 MiB, default 256 KiB */
 	unsigned flush_usec;  /* FASTLOCAL_FLUSH_USEC: longest wait of a buffered byte, default 200 */
-	unsigned spin_usec;   /* FASTLOCAL_SPIN_USEC: how long epoll_wait and a blocking receive
+	unsigned spin_usec;   /* FASTLOCAL_SPIN_USEC: how long epoll_wait, poll and a blocking receive
 			       * look before they sleep (base/spin.h), 0 to 1000, default 20 */
 	unsigned enroll_after; /* FASTLOCAL_ENROLL_AFTER: bytes a connection moves over TCP
 				* before it is enrolled (0: at connect/accept), default 4096 */

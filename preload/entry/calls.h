@@ -10,7 +10,9 @@
 #define FL_CALLS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -57,6 +59,8 @@ void fl_before_wait(void);
 /* epoll_wait(), looking for events up to FASTLOCAL_SPIN_USEC before it
  * sleeps (wait_spin.c); fl_before_wait() first. */
 int fl_epoll_wait_spin(int epfd, struct epoll_event *ev, int max, int timeout);
+/* poll(), the same way (chk: __poll_chk, with fdslen). */
+int fl_poll_spin(struct pollfd *fds, nfds_t nfds, int timeout, bool chk, size_t fdslen);
 /* Before exec and _exit: buffered bytes go, waiting for room if need be. */
 void fl_before_leaving(void);
 /* exec of path ('e': execve, 'p': search PATH) or of fd ('f': fexecve),

@@ -231,14 +231,12 @@ FL_EXPORT int shutdown(int fd, int how)
 
 FL_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
-	fl_before_wait();
-	return libc_poll(fds, nfds, timeout);
+	return fl_poll_spin(fds, nfds, timeout, false, 0);
 }
 
 FL_EXPORT int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen)
 {
-	fl_before_wait();
-	return libc___poll_chk(fds, nfds, timeout, fdslen);
+	return fl_poll_spin(fds, nfds, timeout, true, fdslen);
 }
 
 FL_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,

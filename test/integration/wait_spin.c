@@ -11,6 +11,7 @@
  * the pairs are warmed up (fl_t_warmup) so that both ends are enrolled.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -138,21 +139,33 @@ static void fl_on_usr1(int sig)
 	fl_hits++;
 }
 
+enum fl_wait_kind { FL_WAIT_EPOLL, FL_WAIT_RECV, FL_WAIT_POLL };
+
+static const char *const fl_wait_name[] = { "epoll_wait", "recv", "poll" };
+
 struct fl_waiter {
+	enum fl_wait_kind kind;
 	int ep, fd, ready, sent, done, n, missed;
 	int results[200], errs[200], early[200];
 };
 
-/* One wait: epoll_wait (ep >= 0) of 200 ms, or a blocking recv of fd with
- * SO_RCVTIMEO 200 ms; 0 when it ran out (recv: EAGAIN), -1 with errno. */
+/* One wait of 200 ms: epoll_wait, poll, or a blocking recv of fd with
+ * SO_RCVTIMEO; 0 when it ran out (recv: EAGAIN), -1 with errno. */
 static int fl_wait_once(struct fl_waiter *w)
 {
 	struct epoll_event ev;
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
 	char b;
 	ssize_t r;
 
-	if (w->ep >= 0)
+	switch (w->kind) {
+	case FL_WAIT_EPOLL:
 		return epoll_wait(w->ep, &ev, 1, 200);
+	case FL_WAIT_POLL:
+		return poll(&p, 1, 200);
+	case FL_WAIT_RECV:
+		break;
+	}
 	r = recv(w->fd, &b, 1, 0);
 	return r < 0 && errno == EAGAIN ? 0 : (int)r;
 }
@@ -194,8 +207,8 @@ static void *fl_signal_waiter(void *arg)
  * set. A look before sleeping that swallowed the signal and then slept
  * would hang such a loop: here the wait would end by its 200 ms timeout.
  * The signal comes 0 to 12 us after the wait starts, within the 20 us
- * look (every tenth one 100 us after, when the thread sleeps). A signal whose handler runs before the call begins is the
- * program's own race (epoll_pwait exists for it), and the test can only
+ * look (every tenth one 100 us after, when the thread sleeps). A signal
+ * whose handler runs before the call begins is the program's own race (epoll_pwait exists for it), and the test can only
  * see it up to its last look at the count: a waiter preempted between
  * that look and the call (two busy CPUs, ASan) loses its signal with or
  * without the shim, so 2% of the waits may run out. Shown able to fail:
@@ -203,7 +216,7 @@ static void *fl_signal_waiter(void *arg)
  * out one after another.
  */
 
-static int fl_signals_end_waits(int flags, bool use_recv)
+static int fl_signals_end_waits(int flags, enum fl_wait_kind kind)
 {
 	struct sigaction sa = { .sa_handler = fl_on_usr1, .sa_flags = flags };
 	struct timeval tv = { 0, 200000 };
@@ -214,11 +227,12 @@ static int fl_signals_end_waits(int flags, bool use_recv)
 	fl_hits = 0;
 	FL_T_CHECK(fl_pair(&c, &s) == 0, "no enrolled pair");
 	FL_T_CHECK(!sigaction(SIGUSR1, &sa, NULL), "sigaction");
+	w.kind = kind;
 	w.fd = s;
 	w.ep = -1;
-	if (use_recv)
+	if (kind == FL_WAIT_RECV)
 		FL_T_CHECK(!setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), "SO_RCVTIMEO");
-	else
+	if (kind == FL_WAIT_EPOLL)
 		FL_T_CHECK((w.ep = fl_epoll_for(s)) >= 0, "epoll");
 	pthread_create(&th, NULL, fl_signal_waiter, &w);
 	for (i = 0; i < 200; i++) {
@@ -249,7 +263,7 @@ static int fl_signals_end_waits(int flags, bool use_recv)
 	}
 	missed = w.missed;
 	printf("  200 signals (%s, %s): %d before their wait began, %d waits ran out instead\n",
-	       use_recv ? "recv" : "epoll_wait", flags ? "SA_RESTART" : "no SA_RESTART", early,
+	       fl_wait_name[kind], flags ? "SA_RESTART" : "no SA_RESTART", early,
 	       missed);
 	FL_T_CHECK(early < 100, "%d of 200 signals came before their wait began", early);
 	FL_T_CHECK(missed <= FL_MISSED_MAX, "%d waits ran out instead of ending by their signal "
@@ -263,24 +277,30 @@ static int fl_signals_end_waits(int flags, bool use_recv)
 
 static int test_a_signal_ends_the_wait_with_eintr(void)
 {
-	return fl_signals_end_waits(0, false);
+	return fl_signals_end_waits(0, FL_WAIT_EPOLL);
 }
 
 static int test_a_signal_ends_the_wait_with_eintr_with_sa_restart(void)
 {
-	return fl_signals_end_waits(SA_RESTART, false);
+	return fl_signals_end_waits(SA_RESTART, FL_WAIT_EPOLL);
+}
+
+/* poll is never restarted either. */
+static int test_a_signal_ends_poll_with_eintr_with_sa_restart_too(void)
+{
+	return fl_signals_end_waits(SA_RESTART, FL_WAIT_POLL);
 }
 
 /* A socket with SO_RCVTIMEO: TCP's recv ends with EINTR at a handler,
  * SA_RESTART or not (sock_intr_errno). */
 static int test_a_signal_ends_a_blocking_recv_with_eintr(void)
 {
-	return fl_signals_end_waits(0, true);
+	return fl_signals_end_waits(0, FL_WAIT_RECV);
 }
 
 static int test_a_signal_ends_a_blocking_recv_with_a_timeout_with_sa_restart_too(void)
 {
-	return fl_signals_end_waits(SA_RESTART, true);
+	return fl_signals_end_waits(SA_RESTART, FL_WAIT_RECV);
 }
 
 /* Without a timeout and with SA_RESTART, TCP restarts the recv: a signal
@@ -370,6 +390,8 @@ int main(void)
 		 test_a_signal_ends_the_wait_with_eintr_with_sa_restart);
 	FL_T_RUN("epoll_wait keeps its timeout and reports a byte that comes",
 		 test_the_timeout_is_kept);
+	FL_T_RUN("a signal during poll ends it with EINTR with SA_RESTART, 200 times",
+		 test_a_signal_ends_poll_with_eintr_with_sa_restart_too);
 	FL_T_RUN("a signal during a blocking recv with SO_RCVTIMEO ends it with EINTR, 200 times",
 		 test_a_signal_ends_a_blocking_recv_with_eintr);
 	FL_T_RUN("a signal during a blocking recv with SO_RCVTIMEO ends it with EINTR with "
