@@ -301,6 +301,9 @@ enum fl_ustat {
 					  * never found (preload/enroll/unpaired.c: it never enrolled) */
 	FL_USTAT_HANDED_OFF = 35,        /* a thread about to wait left a batch to the thread
 					  * writing it (preload/tx/tx_flush.c, fl_tx_hand_off) */
+	FL_USTAT_SPIN_LOOKS = 36,        /* a wait found nothing at once and looked before it
+					  * slept (preload/base/spin.h) */
+	FL_USTAT_SPIN_FOUND = 37,        /* ... and the look found its answer: a sleep saved */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

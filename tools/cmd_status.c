@@ -208,6 +208,10 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "held", us[FL_USTAT_GATE_HOLDS]);
 	fl_json_u64(&j, "reopened", us[FL_USTAT_GATE_HOLDS_OPENED]);
 	fl_json_close(&j);
+	fl_json_object(&j, "waits");
+	fl_json_u64(&j, "looked", us[FL_USTAT_SPIN_LOOKS]);
+	fl_json_u64(&j, "found", us[FL_USTAT_SPIN_FOUND]);
+	fl_json_close(&j);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
 	fl_json_u64(&j, "sendfile_copied", us[FL_USTAT_SENDFILE_COPIED]);
 	fl_json_object(&j, "sharing");
@@ -309,6 +313,8 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_print_nonzero(us, fl_flush_names, FL_NR(fl_flush_names), "");
 	printf("                %llu left by a thread about to wait to the thread writing them\n",
 	       (unsigned long long)us[FL_USTAT_HANDED_OFF]);
+	printf("  waits:        %llu looked before sleeping, %llu found their answer meanwhile\n",
+	       (unsigned long long)us[FL_USTAT_SPIN_LOOKS], (unsigned long long)us[FL_USTAT_SPIN_FOUND]);
 	printf("  other:        gate opened %llu (%llu back after a fallback), flow-control fallbacks %llu,\n"
 	       "                blind sockets %llu,\n",
 	       (unsigned long long)st[FL_STAT_GATE_OPENED], (unsigned long long)st[FL_STAT_GATE_REOPENED],

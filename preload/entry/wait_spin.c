@@ -26,6 +26,7 @@
 #include "base/signals.h"
 #include "base/spin.h"
 #include "common/clock.h"
+#include "kernel/maps.h"
 #include "socket/sock.h"
 
 /* One wait of the application's call with the given timeout. */
@@ -48,10 +49,14 @@ static int fl_wait_spin(fl_wait_fn wait, const void *call, int timeout)
 	for (;;) {
 		r = wait(call, 0);
 		if (r != 0) {
-			if (r > 0 && empty)
+			if (r > 0 && empty) {
 				fl_spin_paid();
+				fl_ustat_add(FL_USTAT_SPIN_FOUND, 1);
+			}
 			return r;
 		}
+		if (!empty)
+			fl_ustat_add(FL_USTAT_SPIN_LOOKS, 1);
 		empty = true;
 		if (fl_sig_runs() != runs) {
 			errno = EINTR; /* a handler ran: the sleep would have ended */

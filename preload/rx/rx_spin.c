@@ -11,6 +11,7 @@
 #include "base/signals.h"
 #include "base/spin.h"
 #include "common/clock.h"
+#include "kernel/maps.h"
 
 bool fl_rx_spin(int fd, int flags, fl_rx_try_fn try_fn, const void *call, struct fl_retry *r,
 		ssize_t *n)
@@ -24,8 +25,10 @@ bool fl_rx_spin(int fd, int flags, fl_rx_try_fn try_fn, const void *call, struct
 	for (;;) {
 		*n = try_fn(fd, call);
 		if (*n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-			if (empty)
+			if (empty) {
 				fl_spin_paid();
+				fl_ustat_add(FL_USTAT_SPIN_FOUND, 1);
+			}
 			return true;
 		}
 		if (!empty) {
@@ -34,6 +37,7 @@ bool fl_rx_spin(int fd, int flags, fl_rx_try_fn try_fn, const void *call, struct
 			if (fl < 0 || (fl & O_NONBLOCK))
 				return true; /* EAGAIN: the application's own answer */
 			empty = true;
+			fl_ustat_add(FL_USTAT_SPIN_LOOKS, 1);
 		}
 		if (fl_sig_runs() != r->sigs) {
 			/* A handler ran: EINTR, or on with SA_RESTART. (An

@@ -92,11 +92,15 @@ static int test_event_loops_exchange_20000_requests_each_byte_checked(void)
 	int c, s, ep;
 	double t0;
 	pthread_t th;
+	uint64_t looked, found;
 	long i;
 
 	FL_T_CHECK(fl_pair(&c, &s) == 0, "no enrolled pair");
 	x.fd = s;
 	FL_T_CHECK((ep = fl_epoll_for(c)) >= 0, "epoll");
+	looked = fl_t_status_u64("waits.looked");
+	found = fl_t_status_u64("waits.found");
+	FL_T_CHECK(looked != UINT64_MAX && found != UINT64_MAX, "fastlocal status has no waits.*");
 	pthread_create(&th, NULL, fl_echo_loop, &x);
 	t0 = fl_t_now();
 	for (i = 0; i < x.n; i++) {
@@ -117,7 +121,14 @@ static int test_event_loops_exchange_20000_requests_each_byte_checked(void)
 	}
 	pthread_join(th, NULL);
 	FL_T_CHECK_EQ(x.err, 0, "the echo loop failed");
-	printf("  %ld round trips through two epoll loops in %.2f s\n", x.n, fl_t_now() - t0);
+	looked = fl_t_status_u64("waits.looked") - looked;
+	found = fl_t_status_u64("waits.found") - found;
+	printf("  %ld round trips through two epoll loops in %.2f s; %llu waits looked, %llu found "
+	       "their answer meanwhile\n",
+	       x.n, fl_t_now() - t0, (unsigned long long)looked, (unsigned long long)found);
+	/* Counted: the status says whether the looks pay (observability.md). */
+	FL_T_CHECK(found > 0 && found <= looked, "waits.found grew by %llu, waits.looked by %llu",
+		   (unsigned long long)found, (unsigned long long)looked);
 	close(ep);
 	close(c);
 	close(s);
