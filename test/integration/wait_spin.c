@@ -126,8 +126,10 @@ static int test_event_loops_exchange_20000_requests_each_byte_checked(void)
 	printf("  %ld round trips through two epoll loops in %.2f s; %llu waits looked, %llu found "
 	       "their answer meanwhile\n",
 	       x.n, fl_t_now() - t0, (unsigned long long)looked, (unsigned long long)found);
-	/* Counted: the status says whether the looks pay (observability.md). */
-	FL_T_CHECK(found > 0 && found <= looked, "waits.found grew by %llu, waits.looked by %llu",
+	/* Counted: the status says whether the looks pay (observability.md).
+	 * How many pay depends on the machine: under ASan with other tests
+	 * running, 0 of 3694 did (the peer was not running meanwhile). */
+	FL_T_CHECK(looked > 0 && found <= looked, "waits.found grew by %llu, waits.looked by %llu",
 		   (unsigned long long)found, (unsigned long long)looked);
 	close(ep);
 	close(c);
