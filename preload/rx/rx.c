@@ -67,10 +67,11 @@ static ssize_t fl_rx_try(int fd, const void *call)
 /* Whether a look without waiting gives what the blocking call would when
  * bytes are there: not with MSG_WAITALL (here only with the fixes off) or
  * MSG_OOB, nor with an SO_RCVLOWAT the shim saw (a blocking receive waits
- * for that many bytes, a non-blocking one takes what is there). */
+ * for that many bytes, a non-blocking one takes what is there); and
+ * MSG_ERRQUEUE never waits, so there is nothing to look for. */
 static inline bool fl_rx_may_look(const struct fl_rx *rx, const struct fl_rx_call *c)
 {
-	return !(c->flags & (MSG_WAITALL | MSG_OOB)) &&
+	return !(c->flags & (MSG_WAITALL | MSG_OOB | MSG_ERRQUEUE)) &&
 	       !(rx->e && (__atomic_load_n(&rx->e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT));
 }
 
