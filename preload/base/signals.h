@@ -21,6 +21,15 @@ unsigned fl_sig_runs(void);
 /* Whether the last handler that ran on this thread had SA_RESTART. */
 bool fl_sig_last_restarts(void);
 
+/* A handler ran while a socket call waited: whether it ends the call with
+ * EINTR, as it ends TCP's wait (sock_intr_errno(), signal(7)): without
+ * SA_RESTART, or on a socket with a timeout for that wait (SO_RCVTIMEO,
+ * SO_SNDTIMEO); else TCP restarts the call. */
+static inline bool fl_sig_ends_socket_wait(bool timeout_set)
+{
+	return !fl_sig_last_restarts() || timeout_set;
+}
+
 int fl_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 /*

@@ -18,13 +18,16 @@ static __thread unsigned fl_spin_skip __attribute__((tls_model("initial-exec")))
 static __thread unsigned fl_spin_misses __attribute__((tls_model("initial-exec")));
 
 /* The process's: whether it may run on two CPUs or more, and when that was
- * last asked. Any thread may refresh them (atomics; a race only asks
- * twice). */
+ * last asked (the coarse clock: a load in the vDSO, rx_retry.c says why
+ * that matters). Any thread may refresh them (relaxed atomics; a race only
+ * asks twice). */
 static int fl_spin_cpus_ok;
-static int64_t fl_spin_cpus_at;
+static int64_t fl_spin_cpus_at = -FL_SPIN_CPUS_EVERY_NS;
 
-static bool fl_spin_cpus(int64_t now)
+static bool fl_spin_cpus(void)
 {
+	int64_t now = fl_clock_ns(CLOCK_MONOTONIC_COARSE);
+
 	if (now - __atomic_load_n(&fl_spin_cpus_at, __ATOMIC_RELAXED) >= FL_SPIN_CPUS_EVERY_NS) {
 		cpu_set_t set;
 		int ok = !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) >= 2;
@@ -35,22 +38,20 @@ static bool fl_spin_cpus(int64_t now)
 	return __atomic_load_n(&fl_spin_cpus_ok, __ATOMIC_RELAXED);
 }
 
-bool fl_spin_start(int64_t *until)
+bool fl_spin_may(void)
 {
-	const unsigned usec = fl_config()->spin_usec;
-	int64_t now;
-
-	if (!usec)
+	if (!fl_config()->spin_usec)
 		return false;
 	if (fl_spin_skip) {
 		fl_spin_skip--;
 		return false;
 	}
-	now = fl_clock_ns(CLOCK_MONOTONIC);
-	if (!fl_spin_cpus(now))
-		return false;
-	*until = now + (int64_t)usec * 1000;
-	return true;
+	return fl_spin_cpus();
+}
+
+int64_t fl_spin_until(int64_t t0)
+{
+	return t0 + (int64_t)fl_config()->spin_usec * 1000;
 }
 
 void fl_spin_missed(void)

@@ -28,9 +28,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* May this thread look before this wait? If so, *until is when to stop
- * (CLOCK_MONOTONIC ns). Counts a skipped wait. */
-bool fl_spin_start(int64_t *until);
+/* May this thread look before this wait? Asks no precise clock (on the
+ * receive path it is asked before every blocking read). Counts a skipped
+ * wait. */
+bool fl_spin_may(void);
+
+/* A look allowed by fl_spin_may starts at t0 (CLOCK_MONOTONIC ns): when it
+ * is to stop. */
+int64_t fl_spin_until(int64_t t0);
 
 /* The look found nothing by *until / found something after a miss. */
 void fl_spin_missed(void);

@@ -43,9 +43,10 @@ static int fl_wait_spin(fl_wait_fn wait, const void *call, int timeout)
 	int r, saved = errno;
 
 	fl_before_wait();
-	if (!timeout || !fl_sock_any() || !fl_spin_start(&until))
+	if (!timeout || !fl_sock_any() || !fl_spin_may())
 		return wait(call, timeout);
 	t0 = fl_clock_ns(CLOCK_MONOTONIC);
+	until = fl_spin_until(t0);
 	for (;;) {
 		r = wait(call, 0);
 		if (r != 0) {

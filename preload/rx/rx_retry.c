@@ -49,7 +49,7 @@ bool fl_rx_retry_eagain(int fd, int flags, struct fl_retry *r)
 		 * call if the handler has SA_RESTART - but never a call with a
 		 * receive timeout set (sock_intr_errno(), signal(7)). */
 		r->sigs = fl_sig_runs();
-		if (!fl_sig_last_restarts() || tv.tv_sec || tv.tv_usec) {
+		if (fl_sig_ends_socket_wait(tv.tv_sec || tv.tv_usec)) {
 			errno = EINTR;
 			return false;
 		}

@@ -20,7 +20,7 @@ bool fl_rx_spin(int fd, int flags, fl_rx_try_fn try_fn, const void *call, struct
 	bool empty = false;
 	int saved = errno;
 
-	if ((flags & MSG_DONTWAIT) || !fl_spin_start(&until))
+	if ((flags & MSG_DONTWAIT) || !fl_spin_may())
 		return false;
 	for (;;) {
 		*n = try_fn(fd, call);
@@ -38,6 +38,9 @@ bool fl_rx_spin(int fd, int flags, fl_rx_try_fn try_fn, const void *call, struct
 				return true; /* EAGAIN: the application's own answer */
 			empty = true;
 			fl_ustat_add(FL_USTAT_SPIN_LOOKS, 1);
+			/* The clock only now: a read with bytes there never
+			 * asks it. */
+			until = fl_spin_until(fl_clock_ns(CLOCK_MONOTONIC));
 		}
 		if (fl_sig_runs() != r->sigs) {
 			/* A handler ran: EINTR, or on with SA_RESTART. (An

@@ -35,11 +35,11 @@ static bool fl_still_ours(int fd, uint32_t slot)
 }
 
 /*
- * A handler ran while the shim held the write: true if it ends the write,
- * as it ends TCP's wait for room (sock_intr_errno(), signal(7)): a handler
- * without SA_RESTART, or any handler on a socket with SO_SNDTIMEO. Else
- * TCP restarts its call, and the shim goes on. (Off with the TCP
+ * A handler ran while the shim held the write: true if it ends the write
+ * as it ends TCP's wait for room (fl_sig_ends_socket_wait); else TCP
+ * restarts its call, and the shim goes on. (Off with the TCP
  * compatibility fixes: then the write goes on to the kernel, as before.)
+ * SO_SNDTIMEO is asked only when the handler had SA_RESTART.
  */
 static bool fl_signal_ends_write(int fd)
 {
@@ -48,9 +48,9 @@ static bool fl_signal_ends_write(int fd)
 
 	if (!fl_compat_on())
 		return false;
-	if (!fl_sig_last_restarts())
-		return true;
-	return !libc_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len) && (tv.tv_sec || tv.tv_usec);
+	if (fl_sig_last_restarts() && libc_getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len))
+		tv.tv_sec = tv.tv_usec = 0;
+	return fl_sig_ends_socket_wait(tv.tv_sec || tv.tv_usec);
 }
 
 /*
