@@ -476,7 +476,8 @@ out:
 }
 
 /* Pushes the buffer into the kernel even on a non-blocking socket: the
- * application's close() must not lose bytes its writes were told went. */
+ * application's close() or shutdown() must not lose bytes its writes were
+ * told went, nor send its FIN before them. */
 static void fl_tx_drain(struct fl_tx *tx, int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
@@ -539,6 +540,38 @@ static void fl_tx_flush_sync(struct fl_tx *tx, int fd, enum fl_ustat why)
 	fl_unlock(&tx->lock);
 }
 
+/*
+ * Before a call that goes to the kernel as it is (sendfile, splice, an
+ * addressed sendto): what the buffer holds goes first. False, with errno
+ * EAGAIN, when some of it stays (a non-blocking socket whose send buffer
+ * is full): the call must not go then.
+ *
+ * IMPORTANT: it used to go anyway. Room can come between the push and the
+ * call, and nginx's sendfile then sent a 64 KiB piece of a file ahead of
+ * the 4 KiB piece before it, which a small sendfile had put in the buffer
+ * under TCP_CORK (once in about 180 transfers of 64 MiB;
+ * test/integration/held_bytes_order.c). TCP refuses a write with EAGAIN
+ * when its send buffer is full, and the push just found it full. A push
+ * that failed (the connection broke) lets the call go: the kernel reports
+ * it on that call, with SIGPIPE as the application's flags ask.
+ */
+static bool fl_tx_flush_first(struct fl_tx *tx, int fd, bool block)
+{
+	bool empty;
+
+	fl_lock(&tx->lock);
+	if (tx->len && fl_tx_fd_names(tx, fd))
+		fl_tx_flush_locked(tx, fd, block, FL_USTAT_FLUSH_WRITE);
+	else if (tx->len)
+		fl_tx_fail(tx, EBADF);
+	tx->flags &= ~FL_TXF_MORE;
+	empty = !tx->len;
+	fl_unlock(&tx->lock);
+	if (!empty)
+		errno = EAGAIN;
+	return empty;
+}
+
 void fl_tx_flush_now(struct fl_sock *s, int fd, enum fl_ustat why)
 {
 	if (fl_tx_of(s))
@@ -592,7 +625,9 @@ void fl_tx_set_through(struct fl_sock *s, int fd)
 
 	if (!tx)
 		return;
-	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_WRITE);
+	/* Writes the shim does not see (a FILE's) come next: what is held
+	 * must be in the kernel first, on a full non-blocking socket too. */
+	fl_tx_drain(tx, fd);
 	fl_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
 	fl_unlock(&tx->lock);
@@ -604,7 +639,15 @@ void fl_tx_shutdown(struct fl_sock *s, int fd)
 
 	if (!tx)
 		return;
-	fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_CLOSE);
+	/*
+	 * IMPORTANT: TCP queues the FIN behind every byte written, so the
+	 * buffer must be in the kernel before shutdown() sends it, on a
+	 * non-blocking socket whose send buffer is full too: a flush that
+	 * took nothing used to let the FIN go first, and the held bytes were
+	 * then refused (EPIPE) and lost (test/integration/held_bytes_order.c).
+	 * This waits for room as close() does (fl_tx_drain).
+	 */
+	fl_tx_drain(tx, fd);
 	fl_lock(&tx->lock);
 	tx->flags |= FL_TXF_THROUGH;
 	fl_unlock(&tx->lock);
@@ -691,7 +734,8 @@ static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t ge
 		n = fl_tx_sendfile_copy(batch, gen, fd, c->in_fd, c->offset, c->len, &took);
 		if (took)
 			return n;
-		fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE); /* the file's bytes go after the buffer's */
+		if (!fl_tx_flush_first(batch, fd, true)) /* the file's bytes go after the buffer's */
+			return -1;
 	}
 	corked = tx && fl_tx_nagle_cork(tx, fd, c->len);
 	/* A large blocking one in slices, throttled each (tx_split.h). */
@@ -726,16 +770,16 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 		/* On a connected TCP socket the address is ignored (or
 		 * refused): the call goes as it is, after what the buffer
 		 * holds. */
-		if (batch && c->addr)
-			fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE);
+		if (batch && c->addr && !fl_tx_flush_first(batch, fd, !(c->flags & MSG_DONTWAIT)))
+			return -1;
 		if (batch && !c->addr)
 			break;
 		return fl_tx_syscall(fd, c);
 	case FL_TX_SENDFILE:
 		return fl_tx_sendfile(batch, tx, id.gen, fd, c);
 	case FL_TX_SPLICE:
-		if (batch) /* the pipe's bytes go after the buffer's */
-			fl_tx_flush_sync(batch, fd, FL_USTAT_FLUSH_WRITE);
+		if (batch && !fl_tx_flush_first(batch, fd, true)) /* the pipe's bytes go after the buffer's */
+			return -1;
 		return fl_tx_syscall(fd, c);
 	default:
 		if (batch)

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * held_bytes_order - bytes the shim holds for a non-blocking writer go
+ * before anything the writer sends after them, and before its FIN.
+ *
+ * Under TCP_CORK (nginx's tcp_nopush) the shim holds written bytes, and
+ * a small sendfile() too (read into the buffer, tx.c). A call that goes
+ * to the kernel as it is (a larger sendfile, splice, an addressed sendto)
+ * or a shutdown() first pushes what is held. On a non-blocking socket
+ * whose send buffer is full that push takes nothing, and the call used
+ * to go anyway: a sendfile that found room a moment later overtook the
+ * held bytes (nginx sent one 4 KiB page of a 64 MiB file behind the next
+ * 64 KiB, about once in 180 transfers), and a shutdown sent its FIN
+ * before them, which were then lost. Checked with default settings on
+ * enrolled sockets, by the bytes the reader gets.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#include "fltest.h"
+
+#define FL_FILE (4u << 20) /* the file sent, over and over */
+#define FL_SECS 2.0        /* how long the writer sends it */
+
+/* The file's bytes, also kept in memory for the reader's check. */
+static uint8_t *fl_content;
+
+/* A file of FL_FILE bytes of xorshift noise (so that a page in the wrong
+ * place never matches), unlinked; its fd. */
+static int fl_noise_file(void)
+{
+	char path[] = "/tmp/fl-held-order-XXXXXX";
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+	int f;
+
+	fl_content = malloc(FL_FILE);
+	if (!fl_content)
+		return -1;
+	for (i = 0; i < FL_FILE; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		fl_content[i] = (uint8_t)x;
+	}
+	f = mkstemp(path);
+	if (f < 0)
+		return -1;
+	unlink(path);
+	if (write(f, fl_content, FL_FILE) != (ssize_t)FL_FILE) {
+		close(f);
+		return -1;
+	}
+	return f;
+}
+
+struct fl_reader {
+	int fd;
+	uint64_t got;     /* bytes read and checked */
+	int64_t bad;      /* stream offset of the first wrong byte, or -1 */
+	int eof;
+	int delay_ms;     /* before its first read */
+};
+
+/* Reads to EOF; every byte at stream offset o must be the file's byte
+ * o % FL_FILE (the writer sends the file from its start, again and again). */
+static void *fl_reader_main(void *arg)
+{
+	struct fl_reader *r = arg;
+	static uint8_t buf[64 * 1024];
+	ssize_t n, i;
+
+	r->bad = -1;
+	usleep((useconds_t)r->delay_ms * 1000);
+	for (;;) {
+		n = recv(r->fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r->eof = n == 0;
+			break;
+		}
+		for (i = 0; i < n && r->bad < 0; i++)
+			if (buf[i] != fl_content[(r->got + (uint64_t)i) % FL_FILE])
+				r->bad = (int64_t)(r->got + (uint64_t)i);
+		r->got += (uint64_t)n;
+	}
+	return NULL;
+}
+
+static void fl_wait_writable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	poll(&p, 1, 1000);
+}
+
+/* A pair enrolled with default settings: c writes, s reads. */
+static int fl_pair(int *c, int *s)
+{
+	if (fl_t_tcp_pair(AF_INET, c, s) || fl_t_warmup(*c, *s))
+		return -1;
+	return 0;
+}
+
+/*
+ * nginx's pattern: a non-blocking socket under TCP_CORK, the file sent by
+ * sendfile() in a small piece (which the shim reads into its buffer) and
+ * a large one (which goes to the kernel), each retried after EAGAIN as
+ * an event loop does (at once), while the reader reads as fast as it
+ * can. Its send buffer is full most of the time, so the push before the
+ * large piece often takes nothing; the reader must still get the file's
+ * bytes in order.
+ */
+static int test_a_sendfile_never_overtakes_held_bytes(void)
+{
+	struct fl_reader r = { 0 };
+	pthread_t th;
+	uint64_t sent = 0, copied0 = fl_t_status_u64("sendfile_copied");
+	off_t pos = 0;
+	double end;
+	int c, s, f, on = 1, off = 0, small = 1;
+	unsigned retries = 0;
+	ssize_t n = 1;
+
+	FL_T_CHECK((f = fl_noise_file()) >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+	FL_T_CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	r.fd = s;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	end = fl_t_now() + FL_SECS;
+	while (fl_t_now() < end) {
+		size_t want = small ? 4096 : 256 * 1024;
+
+		if (pos == FL_FILE)
+			pos = 0;
+		if (want > FL_FILE - (size_t)pos)
+			want = FL_FILE - (size_t)pos;
+		n = sendfile(c, f, &pos, want);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* At once again, not after poll(): room that comes
+			 * between the shim's push and its sendfile is what
+			 * this looks for, and a retry per microsecond finds
+			 * it within a second or two. */
+			if (++retries % 4096 == 0)
+				fl_wait_writable(c);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		sent += (uint64_t)n;
+		small = !small;
+	}
+	FL_T_CHECK(n > 0 || errno == EAGAIN, "sendfile: %s", strerror(errno));
+	/* Uncorking pushes what is held; a blocking socket's shutdown then
+	 * waits for room as TCP's close does not need to. */
+	FL_T_CHECK(fcntl(c, F_SETFL, 0) == 0, "blocking again");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)), "uncork");
+	FL_T_CHECK(shutdown(c, SHUT_WR) == 0, "shutdown: %s", strerror(errno));
+	pthread_join(th, NULL);
+	FL_T_CHECK(fl_t_status_u64("sendfile_copied") > copied0,
+		   "no small sendfile went into the shim's buffer: the test tests nothing");
+	FL_T_CHECK(r.bad < 0, "byte %lld of %llu read is wrong (a held piece was overtaken)",
+		   (long long)r.bad, (unsigned long long)r.got);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu sent (EOF %d)",
+		   (unsigned long long)r.got, (unsigned long long)sent, r.eof);
+	close(c);
+	close(s);
+	close(f);
+	free(fl_content);
+	return 0;
+}
+
+/*
+ * The same with splice() from a pipe for the large pieces (haproxy's
+ * way) and write() for the small ones, which the shim holds under
+ * TCP_CORK.
+ */
+static int test_a_splice_never_overtakes_held_bytes(void)
+{
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0;
+	size_t inpipe = 0;
+	unsigned retries = 0;
+	pthread_t th;
+	double end;
+	int c, s, p[2], on = 1, off = 0, small = 1;
+	ssize_t n = 1;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(pipe(p) == 0, "a pipe");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+	FL_T_CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	r.fd = s;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	end = fl_t_now() + FL_SECS;
+	while (fl_t_now() < end) {
+		size_t at = sent % FL_FILE, k = small ? 4096 : 64 * 1024;
+
+		if (k > FL_FILE - at)
+			k = FL_FILE - at;
+		if (small) {
+			n = send(c, fl_content + at, k, 0);
+		} else {
+			if (!inpipe) {
+				FL_T_CHECK(write(p[1], fl_content + at, k) == (ssize_t)k, "into the pipe");
+				inpipe = k;
+			}
+			n = splice(p[0], NULL, c, NULL, inpipe, SPLICE_F_NONBLOCK);
+			if (n > 0)
+				inpipe -= (size_t)n;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (++retries % 4096 == 0) /* as above: retried at once */
+				fl_wait_writable(c);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		sent += (uint64_t)n;
+		if (!inpipe)
+			small = !small;
+	}
+	FL_T_CHECK(n > 0 || errno == EAGAIN, "send or splice: %s", strerror(errno));
+	FL_T_CHECK(fcntl(c, F_SETFL, 0) == 0, "blocking again");
+	while (inpipe && (n = splice(p[0], NULL, c, NULL, inpipe, 0)) > 0) {
+		inpipe -= (size_t)n;
+		sent += (uint64_t)n;
+	}
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)), "uncork");
+	FL_T_CHECK(shutdown(c, SHUT_WR) == 0, "shutdown: %s", strerror(errno));
+	pthread_join(th, NULL);
+	FL_T_CHECK(r.bad < 0, "byte %lld of %llu read is wrong (a held piece was overtaken)",
+		   (long long)r.bad, (unsigned long long)r.got);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu sent (EOF %d)",
+		   (unsigned long long)r.got, (unsigned long long)sent, r.eof);
+	close(p[0]);
+	close(p[1]);
+	close(c);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+/*
+ * A non-blocking writer fills its send buffer (the reader not reading),
+ * writes a few bytes under TCP_CORK (the shim holds them: the kernel has
+ * no room) and shuts down. TCP queues the FIN behind every byte written;
+ * the reader must get them all, then EOF.
+ */
+static int test_shutdown_sends_held_bytes_before_the_fin(void)
+{
+	static uint8_t chunk[64 * 1024];
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0;
+	pthread_t th;
+	int c, s, on = 1, spins = 0;
+	ssize_t n;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
+	/* Full: the reader's budget, then TCP's window and send buffer. */
+	for (;;) {
+		size_t at = sent % FL_FILE, k = sizeof(chunk);
+
+		if (k > FL_FILE - at)
+			k = FL_FILE - at;
+		n = send(c, fl_content + at, k, 0);
+		if (n > 0) {
+			sent += (uint64_t)n;
+			spins = 0;
+			continue;
+		}
+		FL_T_CHECK(n < 0 && errno == EAGAIN, "send: %s", strerror(errno));
+		if (++spins == 20) /* EAGAIN 20 times over 20 ms: full */
+			break;
+		usleep(1000);
+	}
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+	n = send(c, fl_content + sent % FL_FILE, 100, 0);
+	FL_T_CHECK(n == 100, "a small corked write was refused (%zd, %s): the shim holds none",
+		   n, strerror(errno));
+	sent += 100;
+	/* The shutdown must not leave them behind its FIN: it may wait for
+	 * room (the reader starts reading 100 ms after it began), never drop
+	 * them. */
+	r.fd = s;
+	r.delay_ms = 100;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	FL_T_CHECK(shutdown(c, SHUT_WR) == 0, "shutdown: %s", strerror(errno));
+	pthread_join(th, NULL);
+	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)r.got, (unsigned long long)sent);
+	close(c);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	alarm(60); /* a hang fails the test instead of the suite */
+	FL_T_RUN("a sendfile never overtakes the bytes held before it, on a non-blocking "
+		 "socket whose send buffer fills",
+		 test_a_sendfile_never_overtakes_held_bytes);
+	FL_T_RUN("a splice never overtakes the bytes held before it, on a non-blocking socket "
+		 "whose send buffer fills",
+		 test_a_splice_never_overtakes_held_bytes);
+	FL_T_RUN("shutdown sends the bytes held for a full non-blocking socket before its FIN",
+		 test_shutdown_sends_held_bytes_before_the_fin);
+	return fl_t_exit_status();
+}
