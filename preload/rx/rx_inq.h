@@ -20,6 +20,10 @@ int fl_rx_inq(int fd, int *out);
  * mark only (forced: the shim holds SO_OOBINLINE on, rxq.h). */
 int fl_rx_inq_app(int fd, bool forced, int *out);
 
+/* This process met TCP urgent data (rx_oob.c calls it on recv(MSG_OOB)):
+ * from now on TCP's part is counted the exact, slow way. */
+void fl_rx_inq_urgent_seen(void);
+
 /* True when TCP's own receive queue of fd holds nothing (the redirected
  * queue is not looked at). */
 bool fl_rx_tcp_queue_empty(int fd);

@@ -56,6 +56,7 @@ ssize_t fl_rx_oob_recv(int fd, uint32_t slot, uint64_t gen, struct fl_rxq *q, st
 	socklen_t olen = sizeof(inl);
 	ssize_t r;
 
+	fl_rx_inq_urgent_seen(); /* FIONREAD counts the exact way from now on */
 	pthread_mutex_lock(&q->lock);
 	/* SO_OOBINLINE set by the application: TCP refuses at once (and never
 	 * looks at its queues); the redirect path would hand out normal bytes. */

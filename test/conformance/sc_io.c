@@ -1165,6 +1165,80 @@ static int sc_fionread_fc_client(int family)
 }
 FL_SCENARIO("io-fionread-flow-control-client", FL_SC_REDIRECTS, sc_fionread_fc_client)
 
+/*
+ * FIONREAD with the sender's FIN behind the bytes, some of which went
+ * over TCP (a 64 KiB SO_RCVBUF: flow control sends the rest there). The
+ * receiver's count and the sender's SIOCOUTQ add up to what was written,
+ * plus the FIN while it is unacknowledged (queued behind bytes the window
+ * holds back): FIONREAD never counts the FIN, with megabytes or with 1000
+ * bytes left to read (the shim counts TCP's part two ways, above and
+ * below 4 KiB behind a FIN: rx_inq.c), and is 0 at EOF.
+ */
+static void sc_fin_counts(int c, int s, size_t left, const char *when)
+{
+	int inq = -1, outq = -1, pin = -2, pout = -2, stable = 0, i;
+
+	for (i = 0; i < 100 && stable < 5; i++) {
+		fl_sc_sleep_ms(20);
+		inq = sc_inq(s);
+		outq = sc_outq(c);
+		stable = inq == pin && outq == pout ? stable + 1 : 0;
+		pin = inq;
+		pout = outq;
+	}
+	if (getenv("SC_IO_DEBUG"))
+		fprintf(stderr, "%s: left %zu inq %d outq %d\n", when, left, inq, outq);
+	fl_trace("%s: FIONREAD + sender's SIOCOUTQ == bytes unread (+ the FIN unacked): %s", when,
+		 inq >= 0 && outq >= 0 && (size_t)inq + (size_t)outq == left + (outq > 0) ? "yes" : "no");
+}
+
+static int sc_fionread_fin(int family)
+{
+	static uint8_t buf[1 << 18];
+	int port, l = fl_sc_listen(family, &port), c, s;
+	size_t written = 0, cap = 144u << 10, most = cap - 1000;
+	int64_t bad;
+	ssize_t r, n;
+
+	if (l < 0)
+		return -1;
+	sc_setint(l, SOL_SOCKET, SO_RCVBUF, 65536); /* inherited by accept() */
+	c = fl_sc_connect(family, port);
+	s = c >= 0 ? accept(l, NULL, NULL) : -1;
+	close(l);
+	if (s < 0 || fl_sc_warmup(c, s))
+		return -1;
+	sc_guard(c);
+	sc_guard(s);
+	fl_sc_fill(buf, 0, cap, 52);
+	while (written < cap) {
+		r = send(c, buf + written, cap - written < 16384 ? cap - written : 16384,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		written += (size_t)r;
+	}
+	fl_trace("all 144 KiB written: %s", written == cap ? "yes" : "no");
+	shutdown(c, SHUT_WR);
+	sc_fin_counts(c, s, written, "after the FIN");
+	n = fl_sc_read_pattern(s, 0, most, 52, &bad);
+	fl_trace("read all but 1000 bytes: %s, first wrong byte %lld",
+		 n == (ssize_t)most ? "yes" : fl_ret(n), (long long)bad);
+	sc_fin_counts(c, s, written - most, "with 1000 bytes left");
+	n = fl_sc_read_pattern(s, most, written - most, 52, &bad);
+	fl_trace("read the rest: %s, first wrong byte %lld",
+		 n == (ssize_t)(written - most) ? "yes" : fl_ret(n), (long long)bad);
+	fl_trace("FIONREAD before EOF is read -> %d", sc_inq(s));
+	fl_trace("read at EOF -> %s", fl_ret(recv(s, buf, 1, 0)));
+	fl_trace("FIONREAD after EOF -> %d", sc_inq(s));
+	close(c);
+	close(s);
+	return 0;
+}
+FL_SCENARIO("io-fionread-after-fin", FL_SC_REDIRECTS, sc_fionread_fin)
+
 /* ----------------------------------------------------- splice, sendfile */
 
 /* splice(sock -> pipe) until EOF, checking every byte from off. */
