@@ -425,7 +425,8 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
  * NULL offset (the file position would need two more calls) go to the
  * kernel as they are.
  */
-#define FL_SENDFILE_COPY_MAX FL_LARGE_WRITE
+/* A larger range's pages go by the kernel's sendfile, without a copy. */
+#define FL_SENDFILE_COPY_MAX (32u << 10)
 
 /* sendfile() into the buffer when it holds bytes or is corked. *took: it
  * was done here, and the return value is sendfile's; else the caller

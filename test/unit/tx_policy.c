@@ -62,8 +62,8 @@ static void a_shared_socket_still_holds_what_msg_more_asks(void **state)
 static void a_write_of_32_kib_goes_now(void **state)
 {
 	(void)state;
-	assert_int_equal(fl_txp_hold(0, false, false, 32u << 10, CAP), FL_TXP_SEND);
-	assert_int_equal(fl_txp_hold(0, false, false, (32u << 10) - 1, CAP), FL_TXP_IF_BUSY);
+	assert_int_equal(fl_txp_hold(0, false, false, 64u << 10, CAP), FL_TXP_SEND);
+	assert_int_equal(fl_txp_hold(0, false, false, (64u << 10) - 1, CAP), FL_TXP_IF_BUSY);
 }
 
 static void a_write_of_half_a_small_buffer_goes_now(void **state)
@@ -76,7 +76,8 @@ static void a_write_of_half_a_small_buffer_goes_now(void **state)
 static void large_means_32_kib_or_half_the_buffer(void **state)
 {
 	(void)state;
-	assert_true(fl_txp_large(32768, CAP));
+	assert_true(fl_txp_large(65536, CAP));
+	assert_false(fl_txp_large(32768, CAP));
 	assert_false(fl_txp_large(32767, CAP));
 	assert_true(fl_txp_large(8192, 16384));
 	assert_false(fl_txp_large(8191, 16384));
@@ -99,7 +100,7 @@ static void a_flush_with_nothing_forbidding_a_hold_is_the_reader_being_idle(void
 static void a_flush_for_a_large_write_is_a_write_flush(void **state)
 {
 	(void)state;
-	assert_int_equal(fl_txp_flush_why(0, false, false, false, 32u << 10, CAP),
+	assert_int_equal(fl_txp_flush_why(0, false, false, false, 64u << 10, CAP),
 			 FL_USTAT_FLUSH_WRITE);
 }
 
