@@ -154,10 +154,13 @@ int fl_shutdown(int fd, int how)
 	int r, saved;
 
 	/* What was written goes before the FIN, as in TCP; writes after it
-	 * must reach the kernel, which fails them (tx.h, the verdict). */
-	if (s && how != SHUT_RD)
-		fl_tx_shutdown(s, fd);
-	r = libc_shutdown(fd, how);
+	 * must reach the kernel, which fails them (tx.h, the verdict). When
+	 * the kernel has no room for what the shim holds, the FIN goes after
+	 * it, later (tx.h): only the read side is shut down now. */
+	if (s && how != SHUT_RD && fl_tx_shutdown(s, fd))
+		r = how == SHUT_RDWR ? libc_shutdown(fd, SHUT_RD) : 0;
+	else
+		r = libc_shutdown(fd, how);
 	saved = errno;
 	/* A socket that stopped reading gets its peer's bytes over TCP, which
 	 * resets the connection when they arrive, as for any TCP socket. */

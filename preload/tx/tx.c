@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -634,24 +635,37 @@ void fl_tx_set_through(struct fl_sock *s, int fd)
 	fl_unlock(&tx->lock);
 }
 
-void fl_tx_shutdown(struct fl_sock *s, int fd)
+bool fl_tx_shutdown(struct fl_sock *s, int fd)
 {
 	struct fl_tx *tx = fl_tx_of(s);
+	bool later;
 
 	if (!tx)
-		return;
+		return false;
 	/*
-	 * IMPORTANT: TCP queues the FIN behind every byte written, so the
-	 * buffer must be in the kernel before shutdown() sends it, on a
-	 * non-blocking socket whose send buffer is full too: a flush that
-	 * took nothing used to let the FIN go first, and the held bytes were
-	 * then refused (EPIPE) and lost (test/integration/held_bytes_order.c).
-	 * This waits for room as close() does (fl_tx_drain).
+	 * IMPORTANT: TCP queues the FIN behind every byte written and returns
+	 * at once, so the buffer goes first, and what the kernel has no room
+	 * for now (a full send buffer) takes the FIN with it later: the flush
+	 * that empties the buffer, from the flusher thread or the
+	 * application's next call, sends it (tx_flush.c, fl_tx_mark_empty).
+	 * A shutdown that sent the FIN anyway lost those bytes (refused with
+	 * EPIPE); one that waited for room stalled an event loop whose reader
+	 * had stopped (test/integration/held_bytes_order.c). Corked bytes go
+	 * too, as TCP's FIN pushes them.
 	 */
-	fl_tx_drain(tx, fd);
 	fl_lock(&tx->lock);
-	tx->flags |= FL_TXF_THROUGH;
+	if (tx->len && !fl_tx_fd_names(tx, fd))
+		fl_tx_fail(tx, EBADF);
+	if (tx->len)
+		fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE);
+	tx->flags = (tx->flags & ~(FL_TXF_MORE | FL_TXF_CORK)) | FL_TXF_THROUGH;
+	later = tx->len != 0;
+	if (later) {
+		tx->fd = fd;
+		tx->flags |= FL_TXF_FIN;
+	}
 	fl_unlock(&tx->lock);
+	return later;
 }
 
 void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
@@ -747,6 +761,17 @@ static ssize_t fl_tx_sendfile(struct fl_tx *batch, struct fl_tx *tx, uint64_t ge
 	return n;
 }
 
+/* A write after shutdown(SHUT_WR), while the FIN still waits for the
+ * buffer (fl_tx_shutdown): TCP's answer, EPIPE, and SIGPIPE to the
+ * calling thread unless MSG_NOSIGNAL (sk_stream_error). */
+static ssize_t fl_tx_after_fin(int flags)
+{
+	if (!(flags & MSG_NOSIGNAL))
+		raise(SIGPIPE);
+	errno = EPIPE;
+	return -1;
+}
+
 ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 {
 	struct fl_sock_id id = { 0, 0 };
@@ -755,6 +780,9 @@ ssize_t fl_tx_send(const struct fl_fd *e, int fd, struct fl_tx_call *c)
 	int waited;
 
 	c->stale = false;
+	/* After a shutdown whose FIN waits for the buffer, as after TCP's. */
+	if (tx && (__atomic_load_n(&tx->flags, __ATOMIC_RELAXED) & FL_TXF_FIN))
+		return fl_tx_after_fin(c->flags);
 	/* Without a send buffer the throttle applies here, per write; with
 	 * one, where the buffer hands bytes to the kernel (fl_tx_push,
 	 * fl_tx_through). */
@@ -817,6 +845,7 @@ static void fl_tx_fork_child_one(struct fl_sock *s, void *arg)
 	tx->len = 0;
 	tx->first_ns = 0;
 	tx->listed = 0;
+	tx->flags &= ~FL_TXF_FIN; /* the parent sends it, after its bytes */
 }
 
 void fl_tx_fork_child(void)

@@ -120,8 +120,11 @@ void fl_tx_set_shared(struct fl_sock *s);
 void fl_tx_set_alone(struct fl_sock *s);
 
 /* shutdown(SHUT_WR): flush, then every later write goes straight to the
- * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. */
-void fl_tx_shutdown(struct fl_sock *s, int fd);
+ * kernel, which fails it with EPIPE (and SIGPIPE) as TCP does. True when
+ * the kernel had no room for all the buffer held: the caller must not shut
+ * the write side down then; the flush that empties the buffer sends the
+ * FIN (FL_TXF_FIN), and writes meanwhile fail as after a shutdown. */
+bool fl_tx_shutdown(struct fl_sock *s, int fd);
 
 /* setsockopt hooks: TCP_NODELAY and TCP_CORK. */
 void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on);

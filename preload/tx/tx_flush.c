@@ -190,8 +190,23 @@ void fl_tx_mark_pending(struct fl_tx *tx)
 			fl_tx_flush_expired);
 }
 
+/* The FIN of a shutdown(SHUT_WR) that found bytes held the kernel had no
+ * room for (tx.c, fl_tx_shutdown): sent once they are in, through the fd
+ * shut down if it still names the socket. */
+static void fl_tx_send_fin(struct fl_tx *tx)
+{
+	int saved = errno;
+
+	tx->flags &= ~FL_TXF_FIN;
+	if (fl_tx_fd_ok(tx, tx->fd))
+		libc_shutdown(tx->fd, SHUT_WR);
+	errno = saved;
+}
+
 static void fl_tx_mark_empty(struct fl_tx *tx)
 {
+	if (tx->flags & FL_TXF_FIN)
+		fl_tx_send_fin(tx);
 	if (tx->first_ns) {
 		/* Release: a write that sees 0 without the lock knows the bytes
 		 * are in the kernel (tx.c, fl_tx_may_skip_lock). */

@@ -19,6 +19,9 @@
 #define FL_TXF_CORK    (1u << 1)
 #define FL_TXF_MORE    (1u << 2) /* the last write had MSG_MORE */
 #define FL_TXF_THROUGH (1u << 3) /* never hold: writes also bypass the shim */
+/* shutdown(SHUT_WR) found bytes held that the kernel had no room for: the
+ * flush that empties the buffer sends the FIN (tx_flush.c). */
+#define FL_TXF_FIN     (1u << 4)
 
 #define FL_CORK_CEILING_NS (200 * 1000000LL) /* Linux's TCP_CORK ceiling */
 /* A write this large already amortises the cost of one redirected message;

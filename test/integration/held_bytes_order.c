@@ -70,7 +70,9 @@ struct fl_reader {
 	uint64_t got;     /* bytes read and checked */
 	int64_t bad;      /* stream offset of the first wrong byte, or -1 */
 	int eof;
-	int delay_ms;     /* before its first read */
+	int wait_go;      /* first waits for go, at most 2 s */
+	int go;           /* set by the test thread (atomic) */
+	int self_started; /* it waited 2 s for go and started anyway */
 };
 
 /* Reads to EOF; every byte at stream offset o must be the file's byte
@@ -82,7 +84,13 @@ static void *fl_reader_main(void *arg)
 	ssize_t n, i;
 
 	r->bad = -1;
-	usleep((useconds_t)r->delay_ms * 1000);
+	if (r->wait_go) {
+		double end = fl_t_now() + 2;
+
+		while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) && fl_t_now() < end)
+			usleep(1000);
+		r->self_started = !__atomic_load_n(&r->go, __ATOMIC_ACQUIRE);
+	}
 	for (;;) {
 		n = recv(r->fd, buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
@@ -258,8 +266,10 @@ static int test_a_splice_never_overtakes_held_bytes(void)
 /*
  * A non-blocking writer fills its send buffer (the reader not reading),
  * writes a few bytes under TCP_CORK (the shim holds them: the kernel has
- * no room) and shuts down. TCP queues the FIN behind every byte written;
- * the reader must get them all, then EOF.
+ * no room) and shuts down. TCP queues the FIN behind every byte written
+ * and returns at once: so must the shim (its reader starts only once the
+ * shutdown returned, or after 2 s), and a write after it fails with
+ * EPIPE. The reader must then get every byte written, then EOF.
  */
 static int test_shutdown_sends_held_bytes_before_the_fin(void)
 {
@@ -267,8 +277,8 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
 	struct fl_reader r = { 0 };
 	uint64_t sent = 0;
 	pthread_t th;
-	int c, s, on = 1, spins = 0;
-	ssize_t n;
+	int c, s, on = 1, spins = 0, err, after_err;
+	ssize_t n, after;
 
 	FL_T_CHECK(fl_noise_file() >= 0, "the file");
 	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
@@ -295,14 +305,21 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
 	FL_T_CHECK(n == 100, "a small corked write was refused (%zd, %s): the shim holds none",
 		   n, strerror(errno));
 	sent += 100;
-	/* The shutdown must not leave them behind its FIN: it may wait for
-	 * room (the reader starts reading 100 ms after it began), never drop
-	 * them. */
 	r.fd = s;
-	r.delay_ms = 100;
+	r.wait_go = 1;
 	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
-	FL_T_CHECK(shutdown(c, SHUT_WR) == 0, "shutdown: %s", strerror(errno));
+	n = shutdown(c, SHUT_WR);
+	err = errno;
+	/* Still before the reader reads: the FIN may not have gone yet. */
+	errno = 0;
+	after = send(c, "x", 1, MSG_NOSIGNAL);
+	after_err = errno;
+	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
+	FL_T_CHECK(n == 0, "shutdown: %s", strerror(err));
+	FL_T_CHECK(!r.self_started, "shutdown waited for the reader to read (2 s), as TCP's does not");
+	FL_T_CHECK(after == -1 && after_err == EPIPE, "a send after shutdown returned %zd (%s), not EPIPE",
+		   after, strerror(after_err));
 	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
 	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
 		   (unsigned long long)r.got, (unsigned long long)sent);
@@ -322,7 +339,8 @@ int main(void)
 	FL_T_RUN("a splice never overtakes the bytes held before it, on a non-blocking socket "
 		 "whose send buffer fills",
 		 test_a_splice_never_overtakes_held_bytes);
-	FL_T_RUN("shutdown sends the bytes held for a full non-blocking socket before its FIN",
+	FL_T_RUN("shutdown of a full non-blocking socket returns at once and sends the bytes held "
+		 "before its FIN",
 		 test_shutdown_sends_held_bytes_before_the_fin);
 	return fl_t_exit_status();
 }
