@@ -530,16 +530,21 @@ static void fl_tx_retire(struct fl_sock *s)
 
 /* ------------------------------------------------------------- flushes */
 
-/* fl_tx_flush_now, for a buffer in hand. */
-static void fl_tx_flush_sync(struct fl_tx *tx, int fd, enum fl_ustat why)
+/* fl_tx_flush_now, for a buffer in hand (block: fl_tx_flush_locked's).
+ * True when the buffer is empty after it. */
+static bool fl_tx_flush_sync(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
 {
+	bool empty;
+
 	fl_lock(&tx->lock);
 	if (tx->len && fl_tx_fd_names(tx, fd))
-		fl_tx_flush_locked(tx, fd, true, why);
+		fl_tx_flush_locked(tx, fd, block, why);
 	else if (tx->len)
 		fl_tx_fail(tx, EBADF);
 	tx->flags &= ~FL_TXF_MORE;
+	empty = !tx->len;
 	fl_unlock(&tx->lock);
+	return empty;
 }
 
 /*
@@ -559,25 +564,16 @@ static void fl_tx_flush_sync(struct fl_tx *tx, int fd, enum fl_ustat why)
  */
 static bool fl_tx_flush_first(struct fl_tx *tx, int fd, bool block)
 {
-	bool empty;
-
-	fl_lock(&tx->lock);
-	if (tx->len && fl_tx_fd_names(tx, fd))
-		fl_tx_flush_locked(tx, fd, block, FL_USTAT_FLUSH_WRITE);
-	else if (tx->len)
-		fl_tx_fail(tx, EBADF);
-	tx->flags &= ~FL_TXF_MORE;
-	empty = !tx->len;
-	fl_unlock(&tx->lock);
-	if (!empty)
-		errno = EAGAIN;
-	return empty;
+	if (fl_tx_flush_sync(tx, fd, block, FL_USTAT_FLUSH_WRITE))
+		return true;
+	errno = EAGAIN;
+	return false;
 }
 
 void fl_tx_flush_now(struct fl_sock *s, int fd, enum fl_ustat why)
 {
 	if (fl_tx_of(s))
-		fl_tx_flush_sync(&s->tx, fd, why);
+		fl_tx_flush_sync(&s->tx, fd, true, why);
 }
 
 void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on)
@@ -594,7 +590,7 @@ void fl_tx_set_nodelay(struct fl_sock *s, int fd, bool on)
 	fl_unlock(&tx->lock);
 	/* Setting TCP_NODELAY pushes what is pending, as in TCP. */
 	if (on)
-		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION);
+		fl_tx_flush_sync(tx, fd, true, FL_USTAT_FLUSH_OPTION);
 }
 
 /* The mark is taken with the buffer's lock, which orders it against the
@@ -681,7 +677,7 @@ void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
 		tx->flags &= ~FL_TXF_CORK;
 	fl_unlock(&tx->lock);
 	if (!on)
-		fl_tx_flush_sync(tx, fd, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
+		fl_tx_flush_sync(tx, fd, true, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
 }
 
 /* fl_tx_drain_all, for one object: a live socket's buffer with bytes. */

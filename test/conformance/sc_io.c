@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1047,6 +1048,24 @@ FL_SCENARIO("io-rcvlowat-after-traffic", FL_SC_REDIRECTS, sc_rcvlowat_late)
 
 /* --------------------------------------------- FIONREAD, flow control */
 
+/* Waits until the receiver's FIONREAD and the sender's SIOCOUTQ have not
+ * moved for 100 ms (at most 2 s); their last values. True if they held. */
+static bool sc_stable_counts(int snd, int rcv, int *inq, int *outq)
+{
+	int pin = -2, pout = -2, stable = 0, i;
+
+	*inq = *outq = -1;
+	for (i = 0; i < 100 && stable < 5; i++) {
+		fl_sc_sleep_ms(20);
+		*inq = sc_inq(rcv);
+		*outq = sc_outq(snd);
+		stable = *inq == pin && *outq == pout ? stable + 1 : 0;
+		pin = *inq;
+		pout = *outq;
+	}
+	return stable >= 5;
+}
+
 /* A non-blocking sender fills a reader whose SO_RCVBUF is 64 KiB (so the
  * shim's budget is small and it falls back to TCP) without it reading,
  * until EAGAIN (docs/kernel.md#no-backpressure) or 16 MiB. Once stable,
@@ -1059,7 +1078,8 @@ static void sc_fionread_fc_body(int snd, int rcv, uint64_t seed)
 {
 	static uint8_t buf[1 << 20];
 	size_t written = 0, cap = 16u << 20;
-	int inq = -1, outq = -1, pin = -2, pout = -2, stable = 0, i, v, stop = 0;
+	int inq = -1, outq = -1, i, v, stop = 0;
+	bool stable;
 	int64_t bad;
 	ssize_t r, n;
 
@@ -1076,18 +1096,10 @@ static void sc_fionread_fc_body(int snd, int rcv, uint64_t seed)
 		}
 		written += (size_t)r;
 	}
-	/* Stable: the same counts for 100 ms. */
-	for (i = 0; i < 100 && stable < 5; i++) {
-		fl_sc_sleep_ms(20);
-		inq = sc_inq(rcv);
-		outq = sc_outq(snd);
-		stable = inq == pin && outq == pout ? stable + 1 : 0;
-		pin = inq;
-		pout = outq;
-	}
+	stable = sc_stable_counts(snd, rcv, &inq, &outq);
 	if (getenv("SC_IO_DEBUG"))
 		fprintf(stderr, "written %zu inq %d outq %d\n", written, inq, outq);
-	fl_trace("counts stable: %s", stable >= 5 ? "yes" : "no");
+	fl_trace("counts stable: %s", stable ? "yes" : "no");
 	fl_trace("sender wrote more than the receiver's SO_RCVBUF: %s", written > 65536 ? "yes" : "no");
 	/* TCP stops it at about its send buffer plus the window (4 MB here). */
 	fl_trace("non-blocking sender stopped by EAGAIN before 16 MiB: %s",
@@ -1122,21 +1134,31 @@ static void sc_fionread_fc_body(int snd, int rcv, uint64_t seed)
 	fl_trace("FIONREAD once read -> %d", sc_inq(rcv));
 }
 
-static int sc_fionread_fc_server(int family)
+/* A connected pair, c and the accepted s, s with a 64 KiB SO_RCVBUF; both
+ * ends enrolled before the flood (conformance.h). 0, or -1. */
+static int sc_small_rcvbuf_pair(int family, int *c, int *s)
 {
-	int port, l = fl_sc_listen(family, &port), c, s;
+	int port, l = fl_sc_listen(family, &port);
 
 	if (l < 0)
 		return -1;
 	sc_setint(l, SOL_SOCKET, SO_RCVBUF, 65536); /* inherited by accept() */
-	c = fl_sc_connect(family, port);
-	s = c >= 0 ? accept(l, NULL, NULL) : -1;
+	*c = fl_sc_connect(family, port);
+	*s = *c >= 0 ? accept(l, NULL, NULL) : -1;
 	close(l);
-	/* Both ends enrolled before the flood (conformance.h). */
-	if (s < 0 || fl_sc_warmup(c, s))
+	if (*s < 0 || fl_sc_warmup(*c, *s))
 		return -1;
-	sc_guard(c);
-	sc_guard(s);
+	sc_guard(*c);
+	sc_guard(*s);
+	return 0;
+}
+
+static int sc_fionread_fc_server(int family)
+{
+	int c, s;
+
+	if (sc_small_rcvbuf_pair(family, &c, &s))
+		return -1;
 	sc_fionread_fc_body(c, s, 51);
 	close(c);
 	close(s);
@@ -1176,16 +1198,9 @@ FL_SCENARIO("io-fionread-flow-control-client", FL_SC_REDIRECTS, sc_fionread_fc_c
  */
 static void sc_fin_counts(int c, int s, size_t left, const char *when)
 {
-	int inq = -1, outq = -1, pin = -2, pout = -2, stable = 0, i;
+	int inq, outq;
 
-	for (i = 0; i < 100 && stable < 5; i++) {
-		fl_sc_sleep_ms(20);
-		inq = sc_inq(s);
-		outq = sc_outq(c);
-		stable = inq == pin && outq == pout ? stable + 1 : 0;
-		pin = inq;
-		pout = outq;
-	}
+	sc_stable_counts(c, s, &inq, &outq);
 	if (getenv("SC_IO_DEBUG"))
 		fprintf(stderr, "%s: left %zu inq %d outq %d\n", when, left, inq, outq);
 	fl_trace("%s: FIONREAD + sender's SIOCOUTQ == bytes unread (+ the FIN unacked): %s", when,
@@ -1195,21 +1210,13 @@ static void sc_fin_counts(int c, int s, size_t left, const char *when)
 static int sc_fionread_fin(int family)
 {
 	static uint8_t buf[1 << 18];
-	int port, l = fl_sc_listen(family, &port), c, s;
 	size_t written = 0, cap = 144u << 10, most = cap - 1000;
 	int64_t bad;
 	ssize_t r, n;
+	int c, s;
 
-	if (l < 0)
+	if (sc_small_rcvbuf_pair(family, &c, &s))
 		return -1;
-	sc_setint(l, SOL_SOCKET, SO_RCVBUF, 65536); /* inherited by accept() */
-	c = fl_sc_connect(family, port);
-	s = c >= 0 ? accept(l, NULL, NULL) : -1;
-	close(l);
-	if (s < 0 || fl_sc_warmup(c, s))
-		return -1;
-	sc_guard(c);
-	sc_guard(s);
 	fl_sc_fill(buf, 0, cap, 52);
 	while (written < cap) {
 		r = send(c, buf + written, cap - written < 16384 ? cap - written : 16384,

@@ -122,6 +122,19 @@ static int fl_pair(int *c, int *s)
 	return 0;
 }
 
+/* An enrolled pair whose writer c is non-blocking under TCP_CORK, and a
+ * reader thread r on s, started. */
+static int fl_corked_pair(int *c, int *s, struct fl_reader *r, pthread_t *th)
+{
+	int on = 1;
+
+	if (fl_pair(c, s) || setsockopt(*c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)) ||
+	    fcntl(*c, F_SETFL, O_NONBLOCK))
+		return -1;
+	r->fd = *s;
+	return pthread_create(th, NULL, fl_reader_main, r) ? -1 : 0;
+}
+
 /*
  * nginx's pattern: a non-blocking socket under TCP_CORK, the file sent by
  * sendfile() in a small piece (which the shim reads into its buffer) and
@@ -138,16 +151,12 @@ static int test_a_sendfile_never_overtakes_held_bytes(void)
 	uint64_t sent = 0, copied0 = fl_t_status_u64("sendfile_copied");
 	off_t pos = 0;
 	double end;
-	int c, s, f, on = 1, off = 0, small = 1;
+	int c, s, f, off = 0, small = 1;
 	unsigned retries = 0;
 	ssize_t n = 1;
 
 	FL_T_CHECK((f = fl_noise_file()) >= 0, "the file");
-	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
-	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
-	FL_T_CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
-	r.fd = s;
-	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	FL_T_CHECK(fl_corked_pair(&c, &s, &r, &th) == 0, "a corked non-blocking pair and its reader");
 	end = fl_t_now() + FL_SECS;
 	while (fl_t_now() < end) {
 		size_t want = small ? 4096 : 256 * 1024;
@@ -204,16 +213,12 @@ static int test_a_splice_never_overtakes_held_bytes(void)
 	unsigned retries = 0;
 	pthread_t th;
 	double end;
-	int c, s, p[2], on = 1, off = 0, small = 1;
+	int c, s, p[2], off = 0, small = 1;
 	ssize_t n = 1;
 
 	FL_T_CHECK(fl_noise_file() >= 0, "the file");
 	FL_T_CHECK(pipe(p) == 0, "a pipe");
-	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
-	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
-	FL_T_CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
-	r.fd = s;
-	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	FL_T_CHECK(fl_corked_pair(&c, &s, &r, &th) == 0, "a corked non-blocking pair and its reader");
 	end = fl_t_now() + FL_SECS;
 	while (fl_t_now() < end) {
 		size_t at = sent % FL_FILE, k = small ? 4096 : 64 * 1024;
