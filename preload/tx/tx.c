@@ -659,6 +659,7 @@ bool fl_tx_shutdown(struct fl_sock *s, int fd)
 	if (later) {
 		tx->fd = fd;
 		tx->flags |= FL_TXF_FIN;
+		fl_tx_rearm(tx); /* no longer corked: soon, not at the ceiling */
 	}
 	fl_unlock(&tx->lock);
 	return later;
@@ -676,8 +677,15 @@ void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
 	else
 		tx->flags &= ~FL_TXF_CORK;
 	fl_unlock(&tx->lock);
-	if (!on)
-		fl_tx_flush_sync(tx, fd, true, FL_USTAT_FLUSH_OPTION); /* uncorking sends */
+	/* Uncorking sends; what a full non-blocking socket did not take goes
+	 * at the flush interval now, not at the cork's ceiling it was timed
+	 * for. */
+	if (!on && !fl_tx_flush_sync(tx, fd, true, FL_USTAT_FLUSH_OPTION)) {
+		fl_lock(&tx->lock);
+		if (tx->len)
+			fl_tx_rearm(tx);
+		fl_unlock(&tx->lock);
+	}
 }
 
 /* fl_tx_drain_all, for one object: a live socket's buffer with bytes. */

@@ -185,6 +185,11 @@ void fl_tx_mark_pending(struct fl_tx *tx)
 		fl_pending = tx;
 	}
 	pthread_mutex_unlock(&fl_pending_lock);
+	fl_tx_rearm(tx);
+}
+
+void fl_tx_rearm(struct fl_tx *tx)
+{
 	/* Bytes held under TCP_NODELAY are looked at every catch-up poll. */
 	fl_flusher_kick(tx->first_ns + (fl_tx_nodelay_held(tx) ? FL_CATCHUP_POLL_NS : fl_tx_delay_ns(tx)),
 			fl_tx_flush_expired);

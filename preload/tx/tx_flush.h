@@ -82,6 +82,10 @@ ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct msghdr *m
 bool fl_tx_fd_ok(const struct fl_tx *tx, int fd);
 bool fl_tx_fd_names(const struct fl_tx *tx, int fd);
 void fl_tx_mark_pending(struct fl_tx *tx);
+/* The timer again, for bytes whose wait changed: uncorked, or a shutdown
+ * that waits for them (a corked buffer's timer was set for the cork's
+ * 200 ms ceiling). Called with tx->lock held, the buffer not empty. */
+void fl_tx_rearm(struct fl_tx *tx);
 void fl_tx_fail(struct fl_tx *tx, int err);
 void fl_tx_advance(struct fl_tx *tx, size_t n);
 void fl_tx_count(struct fl_tx *tx, enum fl_ustat why, size_t bytes);
