@@ -64,6 +64,8 @@ FL_LIBC(ssize_t, sendto,
 	(fd, buf, len, flags, addr, alen), (SYS_sendto, fd, buf, len, flags, addr, alen))
 FL_LIBC(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags),
 	(SYS_sendmsg, fd, msg, flags))
+FL_LIBC(int, sendmmsg, (int fd, struct mmsghdr *vec, unsigned int vlen, int flags),
+	(fd, vec, vlen, flags), (SYS_sendmmsg, fd, vec, vlen, flags))
 FL_LIBC(ssize_t, write, (int fd, const void *buf, size_t len), (fd, buf, len),
 	(SYS_write, fd, buf, len))
 FL_LIBC(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt),

@@ -26,6 +26,7 @@ ssize_t libc_send(int fd, const void *buf, size_t len, int flags);
 ssize_t libc_sendto(int fd, const void *buf, size_t len, int flags,
 		    const struct sockaddr *addr, socklen_t alen);
 ssize_t libc_sendmsg(int fd, const struct msghdr *msg, int flags);
+int libc_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
 ssize_t libc_write(int fd, const void *buf, size_t len);
 ssize_t libc_writev(int fd, const struct iovec *iov, int iovcnt);
 ssize_t libc_sendfile(int out_fd, int in_fd, off_t *offset, size_t count);

@@ -38,6 +38,7 @@ ssize_t fl_send(int fd, const void *buf, size_t len, int flags);
 ssize_t fl_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr,
 		  socklen_t alen);
 ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags);
+int fl_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
 ssize_t fl_write(int fd, const void *buf, size_t len);
 ssize_t fl_writev(int fd, const struct iovec *iov, int iovcnt);
 ssize_t fl_sendfile(int out_fd, int in_fd, off_t *offset, size_t count, int large);

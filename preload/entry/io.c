@@ -400,6 +400,33 @@ ssize_t fl_sendmsg(int fd, const struct msghdr *msg, int flags)
 	return fl_io_send(fd, &c);
 }
 
+/*
+ * sendmmsg() of an enrolled socket: its messages one by one through
+ * fl_sendmsg, as the kernel's __sys_sendmmsg sends them (each its own
+ * sendmsg; a failure after the first returns the count sent, the error
+ * lost, as the kernel's does). IMPORTANT: the kernel's own call would
+ * reach the socket past the shim's send buffer, and its bytes would
+ * overtake the ones held there. Every other fd (UDP, the main user)
+ * gets the kernel's call as it is: one system call for the batch.
+ */
+int fl_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	unsigned int i;
+	ssize_t n;
+
+	if (fl_fd_state(fl_fd_peek(fd)) != FL_FD_ENROLLED || !vec)
+		return libc_sendmmsg(fd, vec, vlen, flags);
+	if (vlen > FL_UIO_MAXIOV)
+		vlen = FL_UIO_MAXIOV; /* the kernel's cap, UIO_MAXIOV */
+	for (i = 0; i < vlen; i++) {
+		n = fl_sendmsg(fd, &vec[i].msg_hdr, flags);
+		if (n < 0)
+			return i ? (int)i : -1;
+		vec[i].msg_len = (unsigned int)n;
+	}
+	return (int)i;
+}
+
 ssize_t fl_write(int fd, const void *buf, size_t len)
 {
 	struct iovec v = { (void *)buf, len };

@@ -156,6 +156,11 @@ FL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return fl_sendmsg(fd, msg, flags);
 }
 
+FL_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	return fl_sendmmsg(fd, vec, vlen, flags);
+}
+
 FL_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
 	return fl_write(fd, buf, len);

@@ -6,7 +6,8 @@
  * Under TCP_CORK (nginx's tcp_nopush) the shim holds written bytes, and
  * a small sendfile() too (read into the buffer, tx.c). A call that goes
  * to the kernel as it is (a larger sendfile, splice, an addressed sendto)
- * or a shutdown() first pushes what is held. On a non-blocking socket
+ * or a shutdown() first pushes what is held; a sendmmsg() goes through the
+ * shim's buffer like sendmsg(). On a non-blocking socket
  * whose send buffer is full that push takes nothing, and the call used
  * to go anyway: a sendfile that found room a moment later overtook the
  * held bytes (nginx sent one 4 KiB page of a 64 MiB file behind the next
@@ -334,6 +335,46 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
 	return 0;
 }
 
+/*
+ * sendmmsg() under TCP_CORK: the bytes written before it are held in the
+ * shim, and its messages must reach the reader after them, in order.
+ * (The kernel's own sendmmsg reaches the socket past the shim's buffer.)
+ */
+static int test_a_sendmmsg_goes_after_held_bytes(void)
+{
+	char a[100], b[100], c3[100], got[300];
+	struct iovec iov[2] = { { b, sizeof(b) }, { c3, sizeof(c3) } };
+	struct mmsghdr mm[2];
+	int c, s, on = 1, off = 0;
+	size_t have = 0;
+	ssize_t n;
+
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	memset(c3, 'c', sizeof(c3));
+	memset(mm, 0, sizeof(mm));
+	mm[0].msg_hdr.msg_iov = &iov[0];
+	mm[0].msg_hdr.msg_iovlen = 1;
+	mm[1].msg_hdr.msg_iov = &iov[1];
+	mm[1].msg_hdr.msg_iovlen = 1;
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
+	FL_T_CHECK(write(c, a, sizeof(a)) == (ssize_t)sizeof(a), "the corked write");
+	FL_T_CHECK(sendmmsg(c, mm, 2, 0) == 2, "sendmmsg: %s", strerror(errno));
+	FL_T_CHECK(mm[0].msg_len == 100 && mm[1].msg_len == 100, "sendmmsg's counts %u, %u",
+		   mm[0].msg_len, mm[1].msg_len);
+	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)), "uncork");
+	while (have < sizeof(got) && (n = recv(s, got + have, sizeof(got) - have, 0)) > 0)
+		have += (size_t)n;
+	FL_T_CHECK(have == sizeof(got), "the reader got %zu bytes of 300", have);
+	FL_T_CHECK(!memcmp(got, a, 100) && !memcmp(got + 100, b, 100) && !memcmp(got + 200, c3, 100),
+		   "the bytes arrived out of order: '%c%c%c' at 0, 100, 200", got[0], got[100],
+		   got[200]);
+	close(c);
+	close(s);
+	return 0;
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -344,6 +385,7 @@ int main(void)
 	FL_T_RUN("a splice never overtakes the bytes held before it, on a non-blocking socket "
 		 "whose send buffer fills",
 		 test_a_splice_never_overtakes_held_bytes);
+	FL_T_RUN("a sendmmsg goes after the bytes held before it", test_a_sendmmsg_goes_after_held_bytes);
 	FL_T_RUN("shutdown of a full non-blocking socket returns at once and sends the bytes held "
 		 "before its FIN",
 		 test_shutdown_sends_held_bytes_before_the_fin);
