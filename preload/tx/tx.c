@@ -530,19 +530,26 @@ static void fl_tx_retire(struct fl_sock *s)
 
 /* ------------------------------------------------------------- flushes */
 
-/* fl_tx_flush_now, for a buffer in hand (block: fl_tx_flush_locked's).
- * True when the buffer is empty after it. */
-static bool fl_tx_flush_sync(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
+/* With tx->lock held: the buffer through fd (block: fl_tx_flush_locked's),
+ * or dropped (EBADF) if fd no longer names its socket; a MSG_MORE run
+ * ends. True when the buffer is empty after it. */
+static bool fl_tx_flush_fd_locked(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
 {
-	bool empty;
-
-	fl_lock(&tx->lock);
 	if (tx->len && fl_tx_fd_names(tx, fd))
 		fl_tx_flush_locked(tx, fd, block, why);
 	else if (tx->len)
 		fl_tx_fail(tx, EBADF);
 	tx->flags &= ~FL_TXF_MORE;
-	empty = !tx->len;
+	return !tx->len;
+}
+
+/* fl_tx_flush_now, for a buffer in hand. */
+static bool fl_tx_flush_sync(struct fl_tx *tx, int fd, bool block, enum fl_ustat why)
+{
+	bool empty;
+
+	fl_lock(&tx->lock);
+	empty = fl_tx_flush_fd_locked(tx, fd, block, why);
 	fl_unlock(&tx->lock);
 	return empty;
 }
@@ -650,12 +657,8 @@ bool fl_tx_shutdown(struct fl_sock *s, int fd)
 	 * too, as TCP's FIN pushes them.
 	 */
 	fl_lock(&tx->lock);
-	if (tx->len && !fl_tx_fd_names(tx, fd))
-		fl_tx_fail(tx, EBADF);
-	if (tx->len)
-		fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE);
-	tx->flags = (tx->flags & ~(FL_TXF_MORE | FL_TXF_CORK)) | FL_TXF_THROUGH;
-	later = tx->len != 0;
+	later = !fl_tx_flush_fd_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE);
+	tx->flags = (tx->flags & ~FL_TXF_CORK) | FL_TXF_THROUGH;
 	if (later) {
 		tx->fd = fd;
 		tx->flags |= FL_TXF_FIN;
@@ -672,20 +675,17 @@ void fl_tx_set_cork(struct fl_sock *s, int fd, bool on)
 	if (!tx)
 		return;
 	fl_lock(&tx->lock);
-	if (on)
+	if (on) {
 		tx->flags |= FL_TXF_CORK;
-	else
+	} else {
 		tx->flags &= ~FL_TXF_CORK;
-	fl_unlock(&tx->lock);
-	/* Uncorking sends; what a full non-blocking socket did not take goes
-	 * at the flush interval now, not at the cork's ceiling it was timed
-	 * for. */
-	if (!on && !fl_tx_flush_sync(tx, fd, true, FL_USTAT_FLUSH_OPTION)) {
-		fl_lock(&tx->lock);
-		if (tx->len)
+		/* Uncorking sends; what a full non-blocking socket did not take
+		 * goes at the flush interval now, not at the cork's ceiling its
+		 * timer was set for. */
+		if (!fl_tx_flush_fd_locked(tx, fd, true, FL_USTAT_FLUSH_OPTION))
 			fl_tx_rearm(tx);
-		fl_unlock(&tx->lock);
 	}
+	fl_unlock(&tx->lock);
 }
 
 /* fl_tx_drain_all, for one object: a live socket's buffer with bytes. */
