@@ -41,12 +41,21 @@ static bool fl_inq_at_mark(int fd, bool forced)
 	return forced || !inl;
 }
 
-/* TCP's FIN counts in rcv_nxt (so in sock_diag's rqueue), not in FIONREAD. */
+/* TCP's FIN counts in rcv_nxt (so in sock_diag's rqueue and in
+ * tcp_inq_hint), not in FIONREAD: tcp_inq counts one less once SOCK_DONE.
+ * revents: a poll's of POLLRDHUP. The read side shut (POLLRDHUP) is not
+ * enough: the application's own shutdown(SHUT_RD) sets it too, without a
+ * FIN; TCP's state tells (fl_tcp_done). */
+static bool fl_fin_in(int fd, short revents)
+{
+	return (revents & (POLLRDHUP | POLLHUP)) && fl_tcp_done(fd);
+}
+
 static bool fl_fin_received(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
 	int saved = errno;
-	bool fin = libc_poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
+	bool fin = libc_poll(&p, 1, 0) == 1 && fl_fin_in(fd, p.revents);
 
 	errno = saved;
 	return fin;
@@ -91,7 +100,7 @@ static bool fl_inq_tcp_fast(int fd, int *out)
 			errno = saved;
 			return false;
 		}
-		if ((p.revents & (POLLRDHUP | POLLHUP)) && fl_tcp_done(fd))
+		if (fl_fin_in(fd, p.revents))
 			hint--;
 	}
 	errno = saved;
