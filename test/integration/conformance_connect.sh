@@ -7,6 +7,7 @@
 # conformance_lazy.sh takes IPv4. Two shards at once, in pin dirs of their own.
 # fl-test-env: FASTLOCAL_ENROLL_AFTER=0
 # fl-test-weight: 20
+# fl-test-not-under-san: at-connect mode in the normal build; conformance.sh runs the scenarios under ASan
 # fl-test-timeout: 600
 FL_CONFORMANCE_JOBS=2 FL_CONFORMANCE_LABEL="at-connect " FL_CONFORMANCE_FAMILIES=6 \
 	exec "$FL_TEST_TOP/test/conformance/run.sh" "$FL_TEST_BUILD"

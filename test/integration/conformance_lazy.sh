@@ -9,6 +9,7 @@
 # once, in pin dirs of their own.
 # fl-test-env: FASTLOCAL_ENROLL_AFTER=1
 # fl-test-weight: 20
+# fl-test-not-under-san: lazy mode in the normal build; conformance.sh runs the scenarios under ASan
 # fl-test-timeout: 600
 FL_CONFORMANCE_JOBS=2 FL_CONFORMANCE_LABEL="lazy " FL_CONFORMANCE_FAMILIES=4 \
 	exec "$FL_TEST_TOP/test/conformance/run.sh" "$FL_TEST_BUILD"
