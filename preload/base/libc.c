@@ -165,6 +165,10 @@ int libc_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *
 		t = *tmo; /* the system call writes back the time left */
 	return (int)syscall(SYS_pselect6, n, r, w, e, tmo ? &t : NULL, mask ? &m : NULL);
 }
+FL_LIBC(int, epoll_create, (int size), (size), (SYS_epoll_create1, 0))
+FL_LIBC(int, epoll_create1, (int flags), (flags), (SYS_epoll_create1, flags))
+FL_LIBC(int, epoll_ctl, (int epfd, int op, int fd, struct epoll_event *ev), (epfd, op, fd, ev),
+	(SYS_epoll_ctl, epfd, op, fd, ev))
 FL_LIBC(int, epoll_wait, (int epfd, struct epoll_event *ev, int max, int timeout),
 	(epfd, ev, max, timeout), (SYS_epoll_wait, epfd, ev, max, timeout))
 FL_LIBC(int, epoll_pwait,

@@ -72,6 +72,9 @@ int libc___ppoll_chk(struct pollfd *fds, unsigned long nfds, const struct timesp
 int libc_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tmo);
 int libc_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
 		 const sigset_t *mask);
+int libc_epoll_create(int size);
+int libc_epoll_create1(int flags);
+int libc_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 int libc_epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout);
 int libc_epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
 		     const sigset_t *mask);

@@ -9,9 +9,6 @@
 #include "init_hooks.h"
 #include "libc.h"
 
-/* The maps (4), the log, the netlink socket, splice.c's pipe (2), and room. */
-#define FL_OWN_FDS_MAX 16
-
 /*
  * Owned by this file: the addresses of the variables that hold the shim's
  * fds. Registered with a CAS into a free entry and never removed while the
@@ -31,10 +28,23 @@ static int fl_own_base(void)
 	return (int)base;
 }
 
+/* Puts fdp in a free entry; false if there is none. */
+static bool fl_own_register(int *fdp)
+{
+	int i, *expect;
+
+	for (i = 0; i < FL_OWN_FDS_MAX; i++) {
+		expect = NULL;
+		if (__atomic_compare_exchange_n(&fl_own[i], &expect, fdp, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
 void fl_own_fd_take(int *fdp)
 {
-	int fd = *fdp, hi, i;
-	int *expect;
+	int fd = *fdp, hi;
 
 	if (fd < 0)
 		return;
@@ -43,12 +53,21 @@ void fl_own_fd_take(int *fdp)
 		libc_close(fd);
 		__atomic_store_n(fdp, hi, __ATOMIC_RELEASE);
 	}
-	for (i = 0; i < FL_OWN_FDS_MAX; i++) {
-		expect = NULL;
-		if (__atomic_compare_exchange_n(&fl_own[i], &expect, fdp, false, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
-			return;
-	}
+	fl_own_register(fdp);
+}
+
+bool fl_own_fd_copy(int fd, int *fdp)
+{
+	int hi = libc_fcntl(fd, F_DUPFD_CLOEXEC, (void *)(long)fl_own_base());
+
+	if (hi < 0)
+		return false;
+	__atomic_store_n(fdp, hi, __ATOMIC_RELEASE);
+	if (fl_own_register(fdp))
+		return true;
+	libc_close(hi);
+	__atomic_store_n(fdp, -1, __ATOMIC_RELEASE);
+	return false;
 }
 
 void fl_own_fd_drop(int *fdp)
@@ -62,7 +81,7 @@ void fl_own_fd_drop(int *fdp)
 	}
 	if (*fdp >= 0)
 		libc_close(*fdp);
-	*fdp = -1;
+	__atomic_store_n(fdp, -1, __ATOMIC_RELEASE); /* read lock-free (tx/linger.c) */
 }
 
 static int *fl_own_find(int fd)

@@ -12,10 +12,19 @@
 
 #include <stdbool.h>
 
+/* The maps (4), the log, the netlink socket, splice.c's pipe (2) and room:
+ * 16; and one for each socket closed while its held bytes wait for room
+ * (tx/linger.h, FL_LINGER_MAX). */
+#define FL_OWN_FDS_MAX (16 + 64)
+
 /* Moves *fdp high (F_DUPFD_CLOEXEC), closing the original, and registers
  * the variable: if the application later dup2()s onto that number, the fd
  * moves again and *fdp is updated (atomically). A negative *fdp is left. */
 void fl_own_fd_take(int *fdp);
+
+/* Registers a copy of fd, made high (F_DUPFD_CLOEXEC), in *fdp. False,
+ * with nothing made, when no copy can be made or every entry is taken. */
+bool fl_own_fd_copy(int fd, int *fdp);
 
 /* Forgets and closes an fd taken before (on an error path); sets it to -1. */
 void fl_own_fd_drop(int *fdp);

@@ -22,6 +22,8 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len);
 int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int fl_accept(int fd, struct sockaddr *addr, socklen_t *len);
 int fl_close(int fd, int (*real)(int));
+/* An epoll fd the application made (or -1): remembered (base/epoll_sets.h). */
+int fl_epoll_created(int epfd);
 int fl_fclose(FILE *fp, int (*real)(FILE *));
 FILE *fl_fdopen(int fd, const char *mode, FILE *(*real)(int, const char *));
 int fl_close_range(unsigned int first, unsigned int last, int flags);

@@ -271,6 +271,17 @@ FL_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 	return libc_pselect(n, r, w, e, tmo, mask);
 }
 
+/* The shim keeps a list of the process's epoll fds (base/epoll_sets.h). */
+FL_EXPORT int epoll_create(int size)
+{
+	return fl_epoll_created(libc_epoll_create(size));
+}
+
+FL_EXPORT int epoll_create1(int flags)
+{
+	return fl_epoll_created(libc_epoll_create1(flags));
+}
+
 FL_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
 	return fl_epoll_wait_spin(epfd, ev, max, timeout);

@@ -24,6 +24,7 @@
 #include "base/libc.h"
 #include "enroll/local_addr.h"
 #include "base/log.h"
+#include "base/epoll_sets.h"
 #include "base/own_fds.h"
 #include "socket/rxq.h"
 #include "kernel/slot.h"
@@ -143,7 +144,14 @@ int fl_close(int fd, int (*real)(int))
 	if (fl_fd_state(e) == FL_FD_ENROLLED)
 		fl_close_reset_if_unread(fd, e);
 	fl_fd_clear(fd);
+	fl_epoll_sets_closed(fd);
 	return real(fd);
+}
+
+int fl_epoll_created(int epfd)
+{
+	fl_epoll_sets_add(epfd);
+	return epfd;
 }
 
 int fl_shutdown(int fd, int how)
@@ -217,7 +225,7 @@ int fl_fclose(FILE *fp, int (*real)(FILE *))
 
 int fl_close_range(unsigned int first, unsigned int last, int flags)
 {
-	int own[8], n, i, r = 0, saved = 0;
+	int own[FL_OWN_FDS_MAX], n, i, r = 0, saved = 0;
 	unsigned int lo = first;
 
 	if (first > last) {
@@ -227,7 +235,7 @@ int fl_close_range(unsigned int first, unsigned int last, int flags)
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		fl_fd_clear_range(first, last);
 	/* Close around the shim's own fds, which must survive (own_fds.h). */
-	n = fl_own_fds_in(first, last, own, 8);
+	n = fl_own_fds_in(first, last, own, FL_OWN_FDS_MAX);
 	for (i = 0; i <= n; i++) {
 		unsigned int hi = i < n ? (unsigned int)own[i] - 1 : last;
 
