@@ -304,6 +304,10 @@ enum fl_ustat {
 	FL_USTAT_SPIN_LOOKS = 36,        /* a wait found nothing at once and looked before it
 					  * slept (preload/base/spin.h) */
 	FL_USTAT_SPIN_FOUND = 37,        /* ... and the look found its answer: a sleep saved */
+	FL_USTAT_CLOSE_LINGERED = 38,    /* close()s that returned at once while the bytes they
+					  * left waited for room (preload/tx/linger.h) */
+	FL_USTAT_CLOSE_WAITED = 39,      /* close()s that waited for room instead (SO_LINGER set,
+					  * or FL_LINGER_MAX sockets lingering already) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

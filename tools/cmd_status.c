@@ -212,6 +212,10 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "looked", us[FL_USTAT_SPIN_LOOKS]);
 	fl_json_u64(&j, "found", us[FL_USTAT_SPIN_FOUND]);
 	fl_json_close(&j);
+	fl_json_object(&j, "closes_with_bytes_held");
+	fl_json_u64(&j, "lingered", us[FL_USTAT_CLOSE_LINGERED]);
+	fl_json_u64(&j, "waited", us[FL_USTAT_CLOSE_WAITED]);
+	fl_json_close(&j);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
 	fl_json_u64(&j, "sendfile_copied", us[FL_USTAT_SENDFILE_COPIED]);
 	fl_json_object(&j, "sharing");
@@ -324,6 +328,9 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	       (unsigned long long)us[FL_USTAT_GATE_HOLDS_OPENED]);
 	printf("                sendfile ranges sent with the buffer %llu,\n",
 	       (unsigned long long)us[FL_USTAT_SENDFILE_COPIED]);
+	printf("                closes with bytes held: %llu returned at once, %llu waited,\n",
+	       (unsigned long long)us[FL_USTAT_CLOSE_LINGERED],
+	       (unsigned long long)us[FL_USTAT_CLOSE_WAITED]);
 	printf("                slots in use %llu in %u slot domains\n",
 	       (unsigned long long)s->c.slots_used, s->c.slot_domains);
 	if (s->broker_answers)

@@ -12,6 +12,7 @@
 #include "base/init_hooks.h"
 #include "base/log.h"
 #include "socket/fdtable.h"
+#include "tx/linger.h"
 #include "tx/tx.h"
 
 /*
@@ -30,6 +31,9 @@
  * use). sock.c's hook comes right after tx.c's, whose pool lock it took
  * over: the flush runs before it marks every socket shared, as it always
  * did (a shared socket's buffer no longer coalesces on its own initiative).
+ * The lingering sockets' lock (tx/linger.c) is a leaf as well (its holder
+ * copies an fd and takes a reference), taken after tx.c's flush, whose
+ * closes may add to it.
  * The signal handlers' lock (signals.c) is a leaf too, taken last.
  * The settings need no hook: they are read here, at load, before any fork
  * hook exists, and glibc runs a pthread_once that a fork interrupted again
@@ -40,6 +44,7 @@ static void fl_fork_prepare(void)
 	fl_sock_rxq_fork_prepare();
 	fl_splice_fork_prepare();
 	fl_tx_fork_prepare();
+	fl_linger_fork_prepare();
 	fl_sock_fork_prepare();
 	fl_maps_fork_prepare();
 	fl_addr_fork_prepare();
@@ -55,6 +60,7 @@ static void fl_fork_parent(void)
 	fl_addr_fork_release();
 	fl_maps_fork_release();
 	fl_sock_fork_release();
+	fl_linger_fork_parent();
 	fl_tx_fork_parent();
 	fl_splice_fork_parent();
 	fl_sock_rxq_fork_parent();
@@ -67,6 +73,7 @@ static void fl_fork_child(void)
 	fl_addr_fork_release();
 	fl_maps_fork_release();
 	fl_sock_fork_release();
+	fl_linger_fork_child();
 	fl_tx_fork_child();
 	fl_splice_fork_child();
 	fl_sock_rxq_fork_child();

@@ -136,7 +136,7 @@ void fl_sock_release(struct fl_sock *s, int fd)
 {
 	/* First the buffer's owner flushes through fd (tx.c: a TCP close()
 	 * delivers what was written, so must we). */
-	if (s->ops && s->ops->closing)
+	if (fd >= 0 && s->ops && s->ops->closing)
 		s->ops->closing(s, fd);
 	if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;

@@ -112,12 +112,14 @@ void fl_sock_publish(struct fl_sock *s);
  */
 struct fl_sock *fl_sock_find(uint32_t slot, uint64_t gen, uint64_t cookie);
 
-/* One more fd of this process names the socket (dup). */
+/* One more fd of this process names the socket (dup), or the shim keeps
+ * it open on an fd of its own (tx/linger.h). */
 void fl_sock_hold(struct fl_sock *s);
 
 /* One fd less (close; fd: the one closing): ops->closing, then, for the
  * last, the generation becomes FL_SOCK_GONE, ops->retire runs, the held
- * receive bytes go and the object returns to the pool. */
+ * receive bytes go and the object returns to the pool. fd -1: a reference
+ * of the shim's own whose fd is closed already (tx/linger.h), no closing. */
 void fl_sock_release(struct fl_sock *s, int fd);
 
 /*

@@ -44,6 +44,10 @@ struct fl_tx {
 				 * (tx_flush.c, fl_tx_hand_off) */
 	uintptr_t writer;       /* the thread that appended last (fl_tx_me) */
 	struct fl_hold hold;    /* the gate-reopening hold's backoff (throttle.h) */
+	int *linger_fd;         /* the application closed the socket with bytes held:
+				 * the shim's own fd that keeps it open until they are
+				 * in the kernel (tx/linger.h), else NULL */
+	int64_t linger_until;   /* ... and when the bytes are dropped instead */
 	int listed;             /* on tx.c's pending list (fl_pending_lock) */
 	struct fl_tx *next_pending;
 };

@@ -20,11 +20,14 @@
 #include "base/config.h"
 #include "socket/fdtable.h"
 #include "flusher.h"
+#include "base/epoll_sets.h"
 #include "base/init_hooks.h"
 #include "base/libc.h"
 #include "base/log.h"
+#include "base/own_fds.h"
 #include "kernel/maps.h"
 #include "kernel/slot.h"
+#include "linger.h"
 #include "socket/sock.h"
 #include "throttle.h"
 #include "tx_policy.h"
@@ -505,12 +508,69 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	fl_unlock(&tx->lock);
 }
 
+/*
+ * IMPORTANT: TCP's close() returns at once, and the kernel sends what it
+ * holds and then the FIN by itself. When the kernel has no room for the
+ * bytes the shim holds (the reader stopped reading), close() used to wait
+ * here for it, up to a minute (fl_tx_drain): a non-blocking server that
+ * closed such a connection (nginx after its send_timeout, a corked piece
+ * held) stalled its whole event loop. Now the socket stays open on an fd
+ * of the shim's own (linger.h), the flusher thread pushes the bytes at
+ * each flush interval, and the flush that empties the buffer closes that
+ * fd (tx_flush.c, fl_tx_end_linger). The socket first leaves the
+ * application's epoll sets, which its close() would have taken it out of
+ * (base/epoll_sets.h). True when this close need not wait:
+ * nothing is held, or it lingers. Not when the application set SO_LINGER
+ * (its close waits, as TCP's does; a zero linger resets, after the push),
+ * nor when FL_LINGER_MAX sockets linger already, nor when the process has
+ * more epoll fds than the shim keeps.
+ */
+static bool fl_tx_linger(struct fl_sock *s, int fd)
+{
+	struct fl_tx *tx = &s->tx;
+	struct linger lg = { 0, 0 };
+	socklen_t len = sizeof(lg);
+	bool done = true;
+	int *own;
+
+	fl_lock(&tx->lock);
+	if (tx->len && !tx->linger_fd) {
+		if (!fl_tx_fd_ok(tx, fd))
+			fl_tx_fail(tx, EBADF);
+		else
+			fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE);
+	}
+	if (tx->len && !tx->linger_fd) {
+		if ((libc_getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) || !lg.l_onoff) &&
+		    fl_epoll_sets_leave(fd) && (own = fl_linger_add(s, fd))) {
+			tx->linger_fd = own;
+			tx->fd = fl_own_fd_get(own);
+			tx->linger_until = fl_clock_ns(CLOCK_MONOTONIC) + 60 * 1000000000LL;
+			tx->flags &= ~FL_TXF_CORK; /* TCP's close pushes corked bytes */
+			fl_tx_rearm(tx);
+			fl_ustat_add(FL_USTAT_CLOSE_LINGERED, 1);
+			fl_debug("fd %d closed with %u bytes held and no room in the kernel: they go "
+				 "later, through fd %d", fd, tx->len, tx->fd);
+		} else {
+			fl_ustat_add(FL_USTAT_CLOSE_WAITED, 1);
+			done = false;
+		}
+	}
+	if (done)
+		tx->flags &= ~FL_TXF_MORE;
+	fl_unlock(&tx->lock);
+	return done;
+}
+
 /* An fd lets go of the socket (sock.h, ops->closing). */
 static void fl_tx_closing(struct fl_sock *s, int fd)
 {
-	/* Every close pushes what is buffered into the kernel first: a TCP
-	 * close() delivers what was written, so must we. */
-	if (s->tx.made)
+	/* Every close puts what is buffered into the kernel, now or later:
+	 * a TCP close() delivers what was written, so must we. */
+	if (!s->tx.made)
+		return;
+	fl_linger_reap(); /* before the lock: a reap may retire a socket */
+	if (!fl_tx_linger(s, fd))
 		fl_tx_drain(&s->tx, fd);
 }
 
@@ -850,6 +910,7 @@ static void fl_tx_fork_child_one(struct fl_sock *s, void *arg)
 	tx->first_ns = 0;
 	tx->listed = 0;
 	tx->flags &= ~FL_TXF_FIN; /* the parent sends it, after its bytes */
+	tx->linger_fd = NULL; /* the parent's; linger.c closes the child's copy */
 }
 
 void fl_tx_fork_child(void)

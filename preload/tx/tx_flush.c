@@ -16,14 +16,18 @@
 #include <time.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 
 #include "common/clock.h"
 #include "base/config.h"
 #include "base/libc.h"
 #include "base/log.h"
+#include "base/own_fds.h"
+#include "kernel/holders.h"
 #include "kernel/maps.h"
 #include "kernel/slot.h"
 #include "flusher.h"
+#include "linger.h"
 #include "throttle.h"
 #include "tx_policy.h"
 
@@ -208,10 +212,38 @@ static void fl_tx_send_fin(struct fl_tx *tx)
 	errno = saved;
 }
 
+/*
+ * The application closed the socket while bytes were held (tx.c,
+ * fl_tx_closing): they are in the kernel now, and the shim's copy of the
+ * fd, the socket's last, goes; the kernel sends the FIN after them, as
+ * TCP's close() would have. IMPORTANT: bytes the peer sent meanwhile are
+ * unread, and the application's close() would have reset the connection
+ * for them (TCP's does; sock_calls.c does it for redirected ones): so does
+ * this one, unless another process holds the socket too.
+ */
+static void fl_tx_end_linger(struct fl_tx *tx)
+{
+	int fd = fl_own_fd_get(tx->linger_fd), unread = 0, saved = errno;
+	struct linger lg = { 1, 0 };
+
+	if (fd >= 0 && !libc_ioctl(fd, FIONREAD, &unread) && unread > 0 && fl_holders_others(fd) == 0) {
+		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		fl_debug("slot %u: %d bytes came after close(): resetting, as TCP does",
+			 fl_tx_sock(tx)->slot, unread);
+	}
+	if (tx->fd == fd)
+		tx->fd = -1;
+	fl_own_fd_drop(tx->linger_fd); /* read by fl_linger_reap, which releases the socket */
+	tx->linger_fd = NULL;
+	errno = saved;
+}
+
 static void fl_tx_mark_empty(struct fl_tx *tx)
 {
 	if (tx->flags & FL_TXF_FIN)
 		fl_tx_send_fin(tx);
+	if (tx->linger_fd)
+		fl_tx_end_linger(tx);
 	if (tx->first_ns) {
 		/* Release: a write that sees 0 without the lock knows the bytes
 		 * are in the kernel (tx.c, fl_tx_may_skip_lock). */
@@ -415,6 +447,10 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 		if (due_only && nodelay && now < due)
 			caught_up = !fl_tx_peer_unread(tx);
 		if (!due_only || now >= due || caught_up) {
+			/* A closed socket's bytes go through the shim's fd,
+			 * wherever a dup2 over it moved it (own_fds.h). */
+			if (tx->linger_fd)
+				tx->fd = fl_own_fd_get(tx->linger_fd);
 			if (fl_tx_fd_ok(tx, tx->fd))
 				fl_tx_flush_locked(tx, tx->fd, false,
 						   caught_up ? FL_USTAT_FLUSH_READER_IDLE :
@@ -424,6 +460,10 @@ static void fl_tx_try_flush(struct fl_tx *tx, int64_t now, bool due_only, int64_
 			/* What the kernel would not take now is retried soon. */
 			due = now + fl_tx_delay_ns(tx);
 		}
+		/* A closed socket's reader that stopped for a minute: its bytes
+		 * go, the FIN with what the kernel has (fl_tx_end_linger). */
+		if (tx->len && tx->linger_fd && now >= tx->linger_until)
+			fl_tx_fail(tx, ETIMEDOUT);
 		/* Bytes held under TCP_NODELAY go as soon as their reader has
 		 * caught up: looked at every FL_CATCHUP_POLL_NS. */
 		if (nodelay && due > now + FL_CATCHUP_POLL_NS)
@@ -551,6 +591,7 @@ int64_t fl_tx_flush_expired(int64_t now_ns, bool *left)
 	n = fl_tx_snapshot(batch, 256);
 	for (i = 0; i < n; i++)
 		fl_tx_try_flush(batch[i], now_ns, true, &next, FL_USTAT_FLUSH_TIMER);
+	fl_linger_reap(); /* the sockets those flushes closed */
 	*left = fl_tx_any_pending();
 	return next < 0 ? -1 : (next > now_ns ? next - now_ns : 0);
 }

@@ -26,8 +26,10 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "fltest.h"
 
@@ -270,34 +272,26 @@ static int test_a_splice_never_overtakes_held_bytes(void)
 }
 
 /*
- * A non-blocking writer fills its send buffer (the reader not reading),
- * writes a few bytes under TCP_CORK (the shim holds them: the kernel has
- * no room) and shuts down. TCP queues the FIN behind every byte written
- * and returns at once: so must the shim (its reader starts only once the
- * shutdown returned, or after 2 s), and a write after it fails with
- * EPIPE. The reader must then get every byte written, then EOF.
+ * Makes c (enrolled, its reader not reading) non-blocking and fills it,
+ * the reader's budget, then TCP's window and send buffer, from the file's
+ * start; then 100 more bytes under TCP_CORK, which the shim holds: the
+ * kernel has no room for them. *sent: every byte written.
  */
-static int test_shutdown_sends_held_bytes_before_the_fin(void)
+static int fl_full_and_held(int c, uint64_t *sent)
 {
 	static uint8_t chunk[64 * 1024];
-	struct fl_reader r = { 0 };
-	uint64_t sent = 0;
-	pthread_t th;
-	int c, s, on = 1, spins = 0, err, after_err;
-	ssize_t n, after;
+	int on = 1, spins = 0;
+	ssize_t n;
 
-	FL_T_CHECK(fl_noise_file() >= 0, "the file");
-	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
 	FL_T_CHECK(fcntl(c, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
-	/* Full: the reader's budget, then TCP's window and send buffer. */
 	for (;;) {
-		size_t at = sent % FL_FILE, k = sizeof(chunk);
+		size_t at = *sent % FL_FILE, k = sizeof(chunk);
 
 		if (k > FL_FILE - at)
 			k = FL_FILE - at;
 		n = send(c, fl_content + at, k, 0);
 		if (n > 0) {
-			sent += (uint64_t)n;
+			*sent += (uint64_t)n;
 			spins = 0;
 			continue;
 		}
@@ -307,10 +301,32 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
 		usleep(1000);
 	}
 	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
-	n = send(c, fl_content + sent % FL_FILE, 100, 0);
+	n = send(c, fl_content + *sent % FL_FILE, 100, 0);
 	FL_T_CHECK(n == 100, "a small corked write was refused (%zd, %s): the shim holds none",
 		   n, strerror(errno));
-	sent += 100;
+	*sent += 100;
+	return 0;
+}
+
+/*
+ * A non-blocking writer fills its send buffer (the reader not reading),
+ * writes a few bytes under TCP_CORK (the shim holds them: the kernel has
+ * no room) and shuts down. TCP queues the FIN behind every byte written
+ * and returns at once: so must the shim (its reader starts only once the
+ * shutdown returned, or after 2 s), and a write after it fails with
+ * EPIPE. The reader must then get every byte written, then EOF.
+ */
+static int test_shutdown_sends_held_bytes_before_the_fin(void)
+{
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0;
+	pthread_t th;
+	int c, s, err, after_err;
+	ssize_t n, after;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
 	r.fd = s;
 	r.wait_go = 1;
 	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
@@ -330,6 +346,197 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
 	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
 		   (unsigned long long)r.got, (unsigned long long)sent);
 	close(c);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+/*
+ * close() of a socket whose reader stopped reading, with bytes the shim
+ * holds (corked) and no room for them in the kernel: TCP's close returns
+ * at once and sends what it holds, then the FIN, by itself. The shim's
+ * must too: the reader, which starts only once close() returned (or after
+ * 2 s, which fails), gets every byte and then EOF. nonblocking: whether
+ * the socket is still non-blocking when it is closed.
+ */
+static int fl_close_sends_held_bytes(int nonblocking)
+{
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0, lingered;
+	pthread_t th;
+	int c, s, rc, err;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
+	if (!nonblocking)
+		FL_T_CHECK(fcntl(c, F_SETFL, 0) == 0, "blocking again");
+	lingered = fl_t_status_u64("closes_with_bytes_held.lingered");
+	r.fd = s;
+	r.wait_go = 1;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	rc = close(c);
+	err = errno;
+	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	FL_T_CHECK(rc == 0, "close: %s", strerror(err));
+	FL_T_CHECK(!r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
+	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)r.got, (unsigned long long)sent);
+	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.lingered") == lingered + 1,
+		   "status counts %llu closes that returned with bytes held, not %llu",
+		   (unsigned long long)fl_t_status_u64("closes_with_bytes_held.lingered"), (unsigned long long)lingered + 1);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+static int test_close_of_a_full_non_blocking_socket_returns_at_once(void)
+{
+	return fl_close_sends_held_bytes(1);
+}
+
+static int test_close_of_a_full_blocking_socket_returns_at_once(void)
+{
+	return fl_close_sends_held_bytes(0);
+}
+
+/*
+ * close() takes a socket out of every epoll set when it releases its
+ * file; a socket the shim keeps open for its held bytes must leave them
+ * at close() all the same: nginx keeps a pointer to the connection in the
+ * event's data, frees it after close(), and would be handed it again. The
+ * socket is readable (its peer sent a FIN) when it is closed, so a set
+ * that still held it would report it.
+ */
+static int test_a_closed_socket_leaves_the_epoll_set_at_once(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.u64 = 0xdeadbeef }, got[4];
+	struct pollfd p;
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0, lingered;
+	pthread_t th;
+	int c, s, ep, n;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
+	FL_T_CHECK(shutdown(s, SHUT_WR) == 0, "the reader's FIN");
+	p.fd = c;
+	p.events = POLLRDHUP;
+	FL_T_CHECK(poll(&p, 1, 2000) == 1, "the FIN did not reach the writer");
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	FL_T_CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev) == 0, "epoll: %s", strerror(errno));
+	lingered = fl_t_status_u64("closes_with_bytes_held.lingered");
+	FL_T_CHECK(close(c) == 0, "close: %s", strerror(errno));
+	n = epoll_wait(ep, got, 4, 0);
+	r.fd = s;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	pthread_join(th, NULL);
+	close(ep);
+	FL_T_CHECK(n == 0, "epoll reported %d events for the closed socket (data %#llx)", n,
+		   n > 0 ? (unsigned long long)got[0].data.u64 : 0ULL);
+	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.lingered") == lingered + 1,
+		   "the close did not return with the bytes held");
+	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)r.got, (unsigned long long)sent);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+/*
+ * A child forked while a closed socket's held bytes wait inherits the
+ * shim's copy of its fd: it must not keep the socket open (and its FIN
+ * unsent) for as long as it lives. The reader must see EOF while the
+ * child is still there.
+ */
+static int test_a_forked_child_does_not_hold_a_closed_socket_open(void)
+{
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0;
+	pthread_t th;
+	pid_t pid;
+	int c, s, st;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
+	FL_T_CHECK(close(c) == 0, "close: %s", strerror(errno));
+	pid = fork();
+	FL_T_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(s);
+		sleep(20);
+		_exit(0);
+	}
+	r.fd = s;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	pthread_join(th, NULL);
+	st = waitpid(pid, NULL, WNOHANG);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	FL_T_CHECK(st == 0, "the reader's EOF came only when the forked child exited");
+	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)r.got, (unsigned long long)sent);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+/*
+ * A process that closes such a socket and exits at once (_exit, as a
+ * forked worker does): its held bytes must still reach the reader, which
+ * starts reading only after the close.
+ */
+static int test_exit_right_after_close_sends_the_held_bytes(void)
+{
+	struct pollfd p;
+	uint64_t sent = 0, told = 0;
+	uint64_t got = 0;
+	static uint8_t buf[64 * 1024];
+	int c, s, pipefd[2], st = -1, told_in_time;
+	int64_t bad = -1;
+	ssize_t n, i;
+	pid_t pid;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(pipe(pipefd) == 0, "pipe");
+	pid = fork();
+	FL_T_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(s);
+		close(pipefd[0]);
+		if (fl_full_and_held(c, &sent) || close(c))
+			_exit(1);
+		if (write(pipefd[1], &sent, sizeof(sent)) != (ssize_t)sizeof(sent))
+			_exit(1);
+		_exit(0);
+	}
+	close(c);
+	close(pipefd[1]);
+	p.fd = pipefd[0];
+	p.events = POLLIN;
+	told_in_time = poll(&p, 1, 5000) == 1;
+	while ((n = recv(s, buf, sizeof(buf), 0)) > 0 || (n < 0 && errno == EINTR)) {
+		for (i = 0; i < n && bad < 0; i++)
+			if (buf[i] != fl_content[(got + (uint64_t)i) % FL_FILE])
+				bad = (int64_t)(got + (uint64_t)i);
+		got += n > 0 ? (uint64_t)n : 0;
+	}
+	FL_T_CHECK(read(pipefd[0], &told, sizeof(told)) == (ssize_t)sizeof(told), "the child's count");
+	waitpid(pid, &st, 0);
+	close(pipefd[0]);
+	FL_T_CHECK(told_in_time, "the child's close waited for the reader to read (5 s)");
+	FL_T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child failed (status %#x)", st);
+	FL_T_CHECK(n == 0, "the reader: %s", strerror(errno));
+	FL_T_CHECK(bad < 0, "byte %lld is wrong", (long long)bad);
+	FL_T_CHECK(got == told, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)got, (unsigned long long)told);
 	close(s);
 	free(fl_content);
 	return 0;
@@ -378,7 +585,7 @@ static int test_a_sendmmsg_goes_after_held_bytes(void)
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	alarm(60); /* a hang fails the test instead of the suite */
+	alarm(120); /* a hang fails the test instead of the suite */
 	FL_T_RUN("a sendfile never overtakes the bytes held before it, on a non-blocking "
 		 "socket whose send buffer fills",
 		 test_a_sendfile_never_overtakes_held_bytes);
@@ -389,5 +596,17 @@ int main(void)
 	FL_T_RUN("shutdown of a full non-blocking socket returns at once and sends the bytes held "
 		 "before its FIN",
 		 test_shutdown_sends_held_bytes_before_the_fin);
+	FL_T_RUN("close of a full non-blocking socket returns at once and sends the bytes held, "
+		 "then the FIN",
+		 test_close_of_a_full_non_blocking_socket_returns_at_once);
+	FL_T_RUN("close of a full blocking socket returns at once and sends the bytes held, then "
+		 "the FIN",
+		 test_close_of_a_full_blocking_socket_returns_at_once);
+	FL_T_RUN("a closed socket whose bytes wait leaves the application's epoll set at once",
+		 test_a_closed_socket_leaves_the_epoll_set_at_once);
+	FL_T_RUN("a child forked while a closed socket's bytes wait does not hold back its FIN",
+		 test_a_forked_child_does_not_hold_a_closed_socket_open);
+	FL_T_RUN("a process that exits right after close still sends the bytes held",
+		 test_exit_right_after_close_sends_the_held_bytes);
 	return fl_t_exit_status();
 }
