@@ -188,9 +188,13 @@ test-build: all $(UNIT_BINS) $(IT_BINS) $(BUILD)/conformance $(CONF_FUZZ)
 # Runs the whole suite on the normal build, then again under ASan/UBSan.
 # The second run happens even when the first failed (what fails under ASan
 # only is worth knowing as well); make test fails if either did.
+# Both trees build with one job per CPU unless make was given -j itself
+# (a -j on the sub-make would override the caller's jobserver): a serial
+# build of the two took about 2.5 of make test's 10 minutes.
+TEST_BUILD_J = $(if $(findstring -j,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	@$(MAKE) --no-print-directory test-build
-	@$(MAKE) --no-print-directory SAN=1 test-build
+	@$(MAKE) --no-print-directory $(TEST_BUILD_J) test-build
+	@$(MAKE) --no-print-directory $(TEST_BUILD_J) SAN=1 test-build
 	@st=0; \
 	echo "test/run.sh $(BUILD)"; test/run.sh $(BUILD) || st=1; \
 	echo "test/run.sh build-san"; test/run.sh build-san || st=1; \
