@@ -392,9 +392,10 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 			return -1;
 		}
 	}
-	if (!tx->len && !fl_tx_fd_ok(tx, fd)) {
+	if (!tx->len && !fl_tx_fd_names(tx, fd)) {
 		/* The fd no longer names our socket (closed behind the shim's
-		 * back and reused): this is not ours to buffer. */
+		 * back and reused): this is not ours to buffer. Asked of the
+		 * kernel for a new fd number only (tx_flush.c, fl_tx_fd_names). */
 		fl_unlock(&tx->lock);
 		return fl_tx_bypass(tx, fd, iov, iovcnt, len, flags, msg);
 	}
@@ -449,7 +450,7 @@ static ssize_t fl_tx_sendfile_copy(struct fl_tx *tx, uint64_t gen, int fd, int i
 	corked = tx->flags & (FL_TXF_CORK | FL_TXF_MORE);
 	if (!fl_sock_is(fl_tx_sock(tx), gen) || tx->err || (tx->flags & FL_TXF_THROUGH) || (!tx->len && !corked) ||
 	    tx->len + count > cap ||
-	    !(tx->len ? fl_tx_fd_names(tx, fd) : fl_tx_fd_ok(tx, fd)))
+	    !fl_tx_fd_names(tx, fd))
 		goto out;
 	n = pread(in_fd, tx->buf + tx->len, count, *offset);
 	if (n < 0)

@@ -149,16 +149,19 @@ bool fl_tx_fd_ok(const struct fl_tx *tx, int fd)
 }
 
 /*
- * The same for an application's call through fd while bytes are buffered.
- * IMPORTANT: each batch asks the kernel once, when it starts (fl_tx_send),
- * and a call through the fd number that started it (tx->fd) is then
- * trusted, so that sending the batch costs no system call but the send.
- * Asking at the start is what keeps a write to a number that a close the
- * shim did not see (a raw system call) handed to another file from being
- * buffered for the dead socket; the batch's own fd cannot change files
- * between its start and its send without such a close racing the
- * application's own calls. Another fd number (a dup) is asked, and so is
- * the flusher thread, whose flush no application call vouches for
+ * The same for an application's call through fd, to buffer or to send.
+ * IMPORTANT: the kernel is asked once per fd number: a call through the
+ * number the socket's last batch went through (tx->fd) is trusted, as
+ * the fd table is. The shim sees every close through libc (close,
+ * close_range, closefrom, dup2 onto it, fclose), and each of them pushes
+ * or hands over the socket's bytes and forgets the number, so the number
+ * can name another file only after a close the shim did not see (a raw
+ * system call), which misleads its reads as much. Each new batch used to
+ * ask (getsockopt SO_COOKIE, which also runs the cgroup getsockopt hook
+ * every getsockopt on the host runs): one system call in every nginx
+ * response, and about 10% of its throughput with 1 KiB files
+ * (docs/benchmarks.md). Another fd number (a dup) is asked, and so is the
+ * flusher thread, whose flush no application call vouches for
  * (fl_tx_try_flush).
  */
 bool fl_tx_fd_names(const struct fl_tx *tx, int fd)
