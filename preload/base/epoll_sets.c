@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/epoll.h>
 
+#include "claim_end.h"
 #include "libc.h"
 
 #define FL_EPOLL_SETS_MAX 64
@@ -19,6 +20,8 @@
  */
 static int fl_epoll_sets[FL_EPOLL_SETS_MAX];
 static int fl_epoll_sets_full;
+/* Scans stop there (claim_end.h): a process has one or two epoll fds. */
+static int fl_epoll_sets_end;
 
 void fl_epoll_sets_add(int epfd)
 {
@@ -26,14 +29,16 @@ void fl_epoll_sets_add(int epfd)
 
 	if (epfd < 0)
 		return;
-	for (i = 0; i < FL_EPOLL_SETS_MAX; i++)
+	for (i = 0; i < fl_claim_end(&fl_epoll_sets_end); i++)
 		if (__atomic_load_n(&fl_epoll_sets[i], __ATOMIC_RELAXED) == epfd + 1)
 			return;
 	for (i = 0; i < FL_EPOLL_SETS_MAX; i++) {
 		expect = 0;
 		if (__atomic_compare_exchange_n(&fl_epoll_sets[i], &expect, epfd + 1, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			fl_claim_end_raise(&fl_epoll_sets_end, i);
 			return;
+		}
 	}
 	__atomic_store_n(&fl_epoll_sets_full, 1, __ATOMIC_RELAXED);
 }
@@ -43,7 +48,7 @@ void fl_epoll_sets_closed(int fd)
 	int i, expect;
 
 	/* Every close() comes here: a load each, a CAS only on a match. */
-	for (i = 0; i < FL_EPOLL_SETS_MAX; i++) {
+	for (i = 0; i < fl_claim_end(&fl_epoll_sets_end); i++) {
 		expect = fd + 1;
 		if (__atomic_load_n(&fl_epoll_sets[i], __ATOMIC_RELAXED) == expect)
 			__atomic_compare_exchange_n(&fl_epoll_sets[i], &expect, 0, false,
@@ -57,7 +62,7 @@ bool fl_epoll_sets_leave(int fd)
 
 	if (__atomic_load_n(&fl_epoll_sets_full, __ATOMIC_RELAXED))
 		return false;
-	for (i = 0; i < FL_EPOLL_SETS_MAX; i++) {
+	for (i = 0; i < fl_claim_end(&fl_epoll_sets_end); i++) {
 		epfd = __atomic_load_n(&fl_epoll_sets[i], __ATOMIC_RELAXED) - 1;
 		if (epfd >= 0)
 			libc_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);

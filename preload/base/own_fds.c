@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/resource.h>
 
+#include "claim_end.h"
 #include "init_hooks.h"
 #include "libc.h"
 
@@ -16,6 +17,8 @@
  * signal-safe.
  */
 static int *fl_own[FL_OWN_FDS_MAX];
+/* Lookups stop there (claim_end.h): every close() looks. */
+static int fl_own_end;
 
 static int fl_own_base(void)
 {
@@ -36,8 +39,10 @@ static bool fl_own_register(int *fdp)
 	for (i = 0; i < FL_OWN_FDS_MAX; i++) {
 		expect = NULL;
 		if (__atomic_compare_exchange_n(&fl_own[i], &expect, fdp, false, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
+						__ATOMIC_RELAXED)) {
+			fl_claim_end_raise(&fl_own_end, i);
 			return true;
+		}
 	}
 	return false;
 }
@@ -90,7 +95,7 @@ static int *fl_own_find(int fd)
 
 	if (fd < 0)
 		return NULL;
-	for (i = 0; i < FL_OWN_FDS_MAX; i++) {
+	for (i = 0; i < fl_claim_end(&fl_own_end); i++) {
 		p = __atomic_load_n(&fl_own[i], __ATOMIC_ACQUIRE);
 		if (p && fl_own_fd_get(p) == fd)
 			return p;
@@ -121,7 +126,7 @@ int fl_own_fds_in(unsigned int first, unsigned int last, int *out, int max)
 {
 	int i, j, n = 0, fd, *p;
 
-	for (i = 0; i < FL_OWN_FDS_MAX && n < max; i++) {
+	for (i = 0; i < fl_claim_end(&fl_own_end) && n < max; i++) {
 		p = __atomic_load_n(&fl_own[i], __ATOMIC_ACQUIRE);
 		fd = p ? fl_own_fd_get(p) : -1;
 		if (fd < 0 || (unsigned int)fd < first || (unsigned int)fd > last)
