@@ -3,6 +3,7 @@
 #include "tcp_diag.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -13,7 +14,9 @@
 
 #include "base/libc.h"
 
-long fl_tcp_diag_rqueue(int fd)
+/* idiag_rqueue of fd's socket, or (peer) of the socket at the other end of
+ * its connection in this network namespace, found by the reversed 4-tuple. */
+static long fl_tcp_diag_query(int fd, bool peer)
 {
 	struct sockaddr_storage l, r;
 	socklen_t ll = sizeof(l), rl = sizeof(r), cl;
@@ -39,6 +42,13 @@ long fl_tcp_diag_rqueue(int fd)
 	q.req.sdiag_family = (uint8_t)l.ss_family;
 	q.req.sdiag_protocol = IPPROTO_TCP;
 	q.req.idiag_states = ~0u;
+	if (peer) {
+		struct sockaddr_storage t = l;
+
+		l = r;
+		r = t;
+		cookie = ~0ULL; /* INET_DIAG_NOCOOKIE: any socket of that tuple */
+	}
 	if (l.ss_family == AF_INET) {
 		q.req.id.idiag_sport = ((struct sockaddr_in *)&l)->sin_port;
 		q.req.id.idiag_dport = ((struct sockaddr_in *)&r)->sin_port;
@@ -71,4 +81,14 @@ long fl_tcp_diag_rqueue(int fd)
 out:
 	errno = saved;
 	return rqueue;
+}
+
+long fl_tcp_diag_rqueue(int fd)
+{
+	return fl_tcp_diag_query(fd, false);
+}
+
+long fl_tcp_diag_peer_rqueue(int fd)
+{
+	return fl_tcp_diag_query(fd, true);
 }

@@ -7,4 +7,8 @@
  * idiag_rqueue: rcv_nxt - copied_seq), or -1. One netlink round trip. */
 long fl_tcp_diag_rqueue(int fd);
 
+/* The same for the socket at the other end of fd's connection, when it is
+ * in this network namespace (a same-host peer); else -1. */
+long fl_tcp_diag_peer_rqueue(int fd);
+
 #endif

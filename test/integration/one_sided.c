@@ -93,6 +93,69 @@ static int fl_client(void)
 	return 0;
 }
 
+/*
+ * "tiny-server" and "tiny-client": request/response with 36-byte requests
+ * and 5-byte answers (a redis GET of a missing key), TINY_ROUNDS rounds
+ * with a pause halfway. The client's end, under the shim, reads 5 bytes an
+ * answer: what it reads alone never shows that its peer had its chance to
+ * enroll (16 KiB), so it must see what the peer read.
+ */
+#define TINY_ROUNDS 2000
+#define TINY_REQ 36
+#define TINY_ANS 5
+static int fl_tiny_server(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT + 1),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, s, r;
+	char req[TINY_REQ];
+	size_t got;
+	ssize_t n;
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    write(STDOUT_FILENO, "r", 1) != 1)
+		return 2;
+	s = accept(l, NULL, NULL);
+	if (s < 0)
+		return 3;
+	for (r = 0; r < TINY_ROUNDS; r++) {
+		for (got = 0; got < sizeof(req); got += (size_t)n)
+			if ((n = read(s, req + got, sizeof(req) - got)) <= 0)
+				return 4;
+		if (write(s, "$-1\r\n", TINY_ANS) != TINY_ANS)
+			return 5;
+	}
+	return 0;
+}
+
+static int fl_tiny_client(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT + 1),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int c = socket(AF_INET, SOCK_STREAM, 0), r;
+	char req[TINY_REQ], ans[TINY_ANS];
+	size_t got;
+	ssize_t n;
+
+	memset(req, 'g', sizeof(req));
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)))
+		return 2;
+	for (r = 0; r < TINY_ROUNDS; r++) {
+		if (r == TINY_ROUNDS / 2)
+			usleep(PAUSE_US);
+		if (write(c, req, sizeof(req)) != (ssize_t)sizeof(req))
+			return 3;
+		for (got = 0; got < sizeof(ans); got += (size_t)n)
+			if ((n = read(c, ans + got, sizeof(ans) - got)) <= 0)
+				return 4;
+		if (memcmp(ans, "$-1\r\n", TINY_ANS))
+			return 5;
+	}
+	close(c);
+	return 0;
+}
+
 /* Starts this program as ROLE with env, or without LD_PRELOAD if bare. */
 static pid_t fl_spawn(const char *role, const char *const *env_add, int bare, int out)
 {
@@ -198,6 +261,37 @@ static int test_enroll_at_accept(void)
 	return fl_case(env, "server under the shim, enrolled at accept");
 }
 
+/*
+ * The other way round, with answers too small to tell: a client under the
+ * shim against a server without it leaves the sockhash (once, every
+ * answer exact), because the server's receive queue shows it read the
+ * client's requests (preload/enroll/unpaired.c). Before, such a client
+ * stayed in the sockhash until it had read 16 KiB of answers: never, here.
+ */
+static int test_a_client_of_tiny_answers_leaves(void)
+{
+	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), u1;
+	int p[2], sst, cst;
+	pid_t srv, cli;
+	char c;
+
+	FL_T_CHECK(pipe(p) == 0, "pipe");
+	srv = fl_spawn("tiny-server", NULL, 1, p[1]);
+	close(p[1]);
+	FL_T_CHECK(srv > 0 && read(p[0], &c, 1) == 1, "the server did not start");
+	close(p[0]);
+	cli = fl_spawn("tiny-client", NULL, 0, -1);
+	cst = cli > 0 ? fl_wait(cli) : -1;
+	sst = fl_wait(srv);
+	u1 = fl_t_status_u64("unpaired_left_total");
+	FL_T_CHECK(cst == 0 && sst == 0, "client %d, server %d: an answer was wrong or lost", cst, sst);
+	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
+		   "unpaired_left_total went from %llu to %llu: the client's end, whose peer "
+		   "never enrolled, should have left the sockhash once",
+		   (unsigned long long)u0, (unsigned long long)u1);
+	return 0;
+}
+
 /* Both ends under the shim: neither leaves, and the bytes are redirected. */
 static int test_both_ends_stay(void)
 {
@@ -225,6 +319,10 @@ int main(int argc, char **argv)
 		return fl_server();
 	if (argc > 1 && !strcmp(argv[1], "client"))
 		return fl_client();
+	if (argc > 1 && !strcmp(argv[1], "tiny-server"))
+		return fl_tiny_server();
+	if (argc > 1 && !strcmp(argv[1], "tiny-client"))
+		return fl_tiny_client();
 	signal(SIGPIPE, SIG_IGN);
 	if (fl_t_private_netns()) {
 		perror("one_sided: cannot create a private network namespace");
@@ -234,6 +332,8 @@ int main(int argc, char **argv)
 		 "rounds, byte-exact, no delayed-ACK stall (default threshold)",
 		 test_default_threshold);
 	FL_T_RUN("the same with the server enrolled at accept", test_enroll_at_accept);
+	FL_T_RUN("a client under the shim whose server never enrolls leaves the sockhash, though "
+		 "its answers are 5 bytes each", test_a_client_of_tiny_answers_leaves);
 	FL_T_RUN("with the client under the shim too, neither end leaves and the bytes are "
 		 "redirected", test_both_ends_stay);
 	return fl_t_exit_status();
