@@ -17,7 +17,10 @@
  *   - it has written more than that to us: we read it (rx), or
  *   - it has read more than that of ours: we handed TCP (tx) more than our
  *     send queue and its receive queue can hold between them, so the rest
- *     was read (the largest buffers the sysctls allow, read once).
+ *     was read (the largest buffers the sysctls allow, read once), or
+ *   - what it wrote and what it read add up to more: what it read is tx
+ *     less what our send queue and its receive queue hold now (sock_diag,
+ *     fl_unpaired_peer_read).
  * Four times the threshold, and never less than 16 KiB, covers a peer
  * whose own FASTLOCAL_ENROLL_AFTER is somewhat larger than ours. A try can
  * be put off while another thread or process holds the peer's socket; it
