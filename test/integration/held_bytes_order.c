@@ -408,7 +408,10 @@ static int test_close_of_a_full_blocking_socket_returns_at_once(void)
  * at close() all the same: nginx keeps a pointer to the connection in the
  * event's data, frees it after close(), and would be handed it again. The
  * socket is readable (its peer sent a FIN) when it is closed, so a set
- * that still held it would report it.
+ * that still held it would report it. The FIN comes before the writer
+ * fills its buffer: arriving after, it can make room for the held bytes
+ * (with BBR, one of the defaults, it does), and close() then has nothing
+ * to hold.
  */
 static int test_a_closed_socket_leaves_the_epoll_set_at_once(void)
 {
@@ -421,11 +424,11 @@ static int test_a_closed_socket_leaves_the_epoll_set_at_once(void)
 
 	FL_T_CHECK(fl_noise_file() >= 0, "the file");
 	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
-	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
 	FL_T_CHECK(shutdown(s, SHUT_WR) == 0, "the reader's FIN");
 	p.fd = c;
 	p.events = POLLRDHUP;
 	FL_T_CHECK(poll(&p, 1, 2000) == 1, "the FIN did not reach the writer");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	FL_T_CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev) == 0, "epoll: %s", strerror(errno));
 	lingered = fl_t_status_u64("closes_with_bytes_held.lingered");
