@@ -20,6 +20,12 @@
  * kernel as before (tx.c, fl_tx_drain). */
 #define FL_LINGER_MAX 64
 
+/* How long a closed socket's bytes may wait for room before they are
+ * dropped and the FIN goes (as close() waited before), and the longest gap
+ * between two tries (tx_flush.c, fl_tx_linger_gap). */
+#define FL_LINGER_MAX_NS (60 * 1000000000LL)
+#define FL_LINGER_GAP_MAX_NS (10 * 1000000LL)
+
 /* Keeps s open on a copy of fd and takes a reference to it. Returns the
  * registered variable that holds the copy (fl_own_fd_get, fl_own_fd_drop),
  * or NULL when there is no room or no copy can be made. */

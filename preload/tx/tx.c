@@ -546,7 +546,7 @@ static bool fl_tx_linger(struct fl_sock *s, int fd)
 		    fl_epoll_sets_leave(fd) && (own = fl_linger_add(s, fd))) {
 			tx->linger_fd = own;
 			tx->fd = fl_own_fd_get(own);
-			tx->linger_until = fl_clock_ns(CLOCK_MONOTONIC) + 60 * 1000000000LL;
+			tx->linger_until = fl_clock_ns(CLOCK_MONOTONIC) + FL_LINGER_MAX_NS;
 			tx->flags &= ~FL_TXF_CORK; /* TCP's close pushes corked bytes */
 			fl_tx_rearm(tx);
 			fl_ustat_add(FL_USTAT_CLOSE_LINGERED, 1);
