@@ -300,6 +300,10 @@ static int fl_full_and_held(int c, uint64_t *sent)
 			break;
 		usleep(1000);
 	}
+	/* Full by a few KiB only: an ACK still on its way, a retransmission
+	 * or a zero-window probe could make room (measured, with BBR). The
+	 * smallest send buffer leaves none until the reader reads. */
+	FL_T_CHECK(!setsockopt(c, SOL_SOCKET, SO_SNDBUF, &on, sizeof(on)), "SO_SNDBUF");
 	FL_T_CHECK(!setsockopt(c, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), "TCP_CORK");
 	n = send(c, fl_content + *sent % FL_FILE, 100, 0);
 	FL_T_CHECK(n == 100, "a small corked write was refused (%zd, %s): the shim holds none",
