@@ -306,8 +306,11 @@ enum fl_ustat {
 	FL_USTAT_SPIN_FOUND = 37,        /* ... and the look found its answer: a sleep saved */
 	FL_USTAT_CLOSE_LINGERED = 38,    /* close()s that returned at once while the bytes they
 					  * left waited for room (preload/tx/linger.h) */
-	FL_USTAT_CLOSE_WAITED = 39,      /* close()s that waited for room instead (SO_LINGER set,
-					  * or FL_LINGER_MAX sockets lingering already) */
+	FL_USTAT_CLOSE_WAITED = 39,      /* close()s that waited for room instead (FL_LINGER_MAX
+					  * sockets lingering already) */
+	FL_USTAT_CLOSE_RESET = 40,       /* close()s under a zero SO_LINGER: the bytes the kernel
+					  * had no room for were dropped, as TCP's reset drops its
+					  * queue (preload/tx/tx.c, fl_tx_linger) */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64

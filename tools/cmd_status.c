@@ -215,6 +215,7 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_object(&j, "closes_with_bytes_held");
 	fl_json_u64(&j, "lingered", us[FL_USTAT_CLOSE_LINGERED]);
 	fl_json_u64(&j, "waited", us[FL_USTAT_CLOSE_WAITED]);
+	fl_json_u64(&j, "reset", us[FL_USTAT_CLOSE_RESET]);
 	fl_json_close(&j);
 	fl_json_u64(&j, "splice_emulated_bytes", us[FL_USTAT_SPLICE_EMULATED]);
 	fl_json_u64(&j, "sendfile_copied", us[FL_USTAT_SENDFILE_COPIED]);
@@ -328,9 +329,11 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	       (unsigned long long)us[FL_USTAT_GATE_HOLDS_OPENED]);
 	printf("                sendfile ranges sent with the buffer %llu,\n",
 	       (unsigned long long)us[FL_USTAT_SENDFILE_COPIED]);
-	printf("                closes with bytes held: %llu returned at once, %llu waited,\n",
+	printf("                closes with bytes held: %llu returned at once, %llu waited,\n"
+	       "                %llu reset (zero SO_LINGER),\n",
 	       (unsigned long long)us[FL_USTAT_CLOSE_LINGERED],
-	       (unsigned long long)us[FL_USTAT_CLOSE_WAITED]);
+	       (unsigned long long)us[FL_USTAT_CLOSE_WAITED],
+	       (unsigned long long)us[FL_USTAT_CLOSE_RESET]);
 	printf("                slots in use %llu in %u slot domains\n",
 	       (unsigned long long)s->c.slots_used, s->c.slot_domains);
 	if (s->broker_answers)

@@ -481,10 +481,11 @@ out:
 	return 0;
 }
 
-/* Pushes the buffer into the kernel even on a non-blocking socket: the
- * application's close() or shutdown() must not lose bytes its writes were
- * told went, nor send its FIN before them. */
-static void fl_tx_drain(struct fl_tx *tx, int fd)
+/* Pushes the buffer into the kernel even on a non-blocking socket, for
+ * at most wait_ms, and drops what is left then if drop: the application's
+ * close() or shutdown() must not lose bytes its writes were told went,
+ * nor send its FIN before them. */
+static void fl_tx_drain_for(struct fl_tx *tx, int fd, int wait_ms, bool drop)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	int tries = 0;
@@ -493,7 +494,7 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 	if (tx->len && !fl_tx_fd_ok(tx, fd))
 		fl_tx_fail(tx, EBADF);
 	while (tx->len && fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE) == -EAGAIN &&
-	       tries++ < 600) {
+	       tries++ < wait_ms / 100) {
 		fl_unlock(&tx->lock);
 		/* IMPORTANT: the shim's own poll() used to run here, and it
 		 * first pushes every other buffered socket into the kernel
@@ -503,10 +504,15 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
 		libc_poll(&p, 1, 100); /* at most a minute for a reader that stopped */
 		fl_lock(&tx->lock);
 	}
-	if (tx->len)
+	if (tx->len && drop)
 		fl_tx_fail(tx, ETIMEDOUT);
 	tx->flags &= ~FL_TXF_MORE;
 	fl_unlock(&tx->lock);
+}
+
+static void fl_tx_drain(struct fl_tx *tx, int fd)
+{
+	fl_tx_drain_for(tx, fd, 60 * 1000, true);
 }
 
 /*
@@ -520,11 +526,18 @@ static void fl_tx_drain(struct fl_tx *tx, int fd)
  * each flush interval, and the flush that empties the buffer closes that
  * fd (tx_flush.c, fl_tx_end_linger). The socket first leaves the
  * application's epoll sets, which its close() would have taken it out of
- * (base/epoll_sets.h). True when this close need not wait:
- * nothing is held, or it lingers. Not when the application set SO_LINGER
- * (its close waits, as TCP's does; a zero linger resets, after the push),
- * nor when FL_LINGER_MAX sockets linger already, nor when the process has
- * more epoll fds than the shim keeps.
+ * (base/epoll_sets.h). True when this close need not wait any longer:
+ * nothing is held, it lingers, or its bytes were dropped. Not when
+ * FL_LINGER_MAX sockets linger already, nor when the process has more
+ * epoll fds than the shim keeps.
+ *
+ * IMPORTANT: SO_LINGER as TCP reads it (inet_release, tcp_close). With a
+ * time, close() waits up to that long for the queue to go, then returns
+ * and the kernel sends the rest: so the shim waits that long for room,
+ * then lingers. With a zero time, close() drops the queue and resets at
+ * once: so the bytes still held after the push are dropped (nginx's
+ * reset_timedout_connection closes a stalled client that way, and waited
+ * here up to a minute).
  */
 static bool fl_tx_linger(struct fl_sock *s, int fd)
 {
@@ -541,9 +554,19 @@ static bool fl_tx_linger(struct fl_sock *s, int fd)
 		else
 			fl_tx_flush_locked(tx, fd, false, FL_USTAT_FLUSH_CLOSE);
 	}
+	if (tx->len && !tx->linger_fd &&
+	    !libc_getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) && lg.l_onoff && lg.l_linger > 0) {
+		fl_unlock(&tx->lock);
+		fl_tx_drain_for(tx, fd, lg.l_linger < 60 ? lg.l_linger * 1000 : 60 * 1000, false);
+		fl_lock(&tx->lock);
+	}
 	if (tx->len && !tx->linger_fd) {
-		if ((libc_getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) || !lg.l_onoff) &&
-		    fl_epoll_sets_leave(fd) && (own = fl_linger_add(s, fd))) {
+		if (lg.l_onoff && !lg.l_linger) {
+			fl_ustat_add(FL_USTAT_CLOSE_RESET, 1);
+			fl_debug("fd %d closed under a zero SO_LINGER with %u bytes held and no room "
+				 "in the kernel: dropped, as TCP's reset drops its queue", fd, tx->len);
+			fl_tx_fail(tx, ECONNRESET);
+		} else if (fl_epoll_sets_leave(fd) && (own = fl_linger_add(s, fd))) {
 			tx->linger_fd = own;
 			tx->fd = fl_own_fd_get(own);
 			tx->linger_until = fl_clock_ns(CLOCK_MONOTONIC) + FL_LINGER_MAX_NS;

@@ -227,12 +227,19 @@ static void fl_tx_send_fin(struct fl_tx *tx)
 static void fl_tx_end_linger(struct fl_tx *tx)
 {
 	int fd = fl_own_fd_get(tx->linger_fd), unread = 0, saved = errno;
-	struct linger lg = { 1, 0 };
+	struct linger lg = { 1, 0 }, was = { 0, 0 };
+	socklen_t len = sizeof(was);
 
 	if (fd >= 0 && !libc_ioctl(fd, FIONREAD, &unread) && unread > 0 && fl_holders_others(fd) == 0) {
 		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		fl_debug("slot %u: %d bytes came after close(): resetting, as TCP does",
 			 fl_tx_sock(tx)->slot, unread);
+	} else if (fd >= 0 && !libc_getsockopt(fd, SOL_SOCKET, SO_LINGER, &was, &len) && was.l_onoff &&
+		   fl_holders_others(fd) == 0) {
+		/* The application's close() waited its SO_LINGER time already
+		 * (tx.c, fl_tx_linger): this one, the flusher's, must not. */
+		was.l_onoff = 0;
+		libc_setsockopt(fd, SOL_SOCKET, SO_LINGER, &was, sizeof(was));
 	}
 	if (tx->fd == fd)
 		tx->fd = -1;

@@ -455,6 +455,96 @@ static int test_a_closed_socket_leaves_the_epoll_set_at_once(void)
 }
 
 /*
+ * close() under SO_LINGER with a time, of a full socket whose reader
+ * stopped, the shim holding bytes: TCP's close waits up to that time for
+ * its queue to go, then returns, and the kernel sends the rest and then
+ * the FIN. The shim's must wait as long, not until the reader reads (its
+ * reader starts once close returned, or after 2 s, which fails); the
+ * reader must get every byte, then EOF.
+ */
+static int test_close_under_a_linger_time_waits_that_long_then_sends_the_bytes(void)
+{
+	struct linger lg = { 1, 1 };
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0, lingered;
+	pthread_t th;
+	double t0, took;
+	int c, s, rc, err;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
+	FL_T_CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == 0, "SO_LINGER");
+	lingered = fl_t_status_u64("closes_with_bytes_held.lingered");
+	r.fd = s;
+	r.wait_go = 1;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	t0 = fl_t_now();
+	rc = close(c);
+	err = errno;
+	took = fl_t_now() - t0;
+	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("  close under SO_LINGER {1, 1 s} returned after %.2f s\n", took);
+	FL_T_CHECK(rc == 0, "close: %s", strerror(err));
+	FL_T_CHECK(!r.self_started, "close waited for the reader to read (2 s), not its linger time");
+	FL_T_CHECK(took >= 0.9, "close returned after %.2f s, before its linger time (1 s)", took);
+	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
+	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)r.got, (unsigned long long)sent);
+	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.lingered") == lingered + 1,
+		   "status counts %llu closes that returned with bytes held, not %llu",
+		   (unsigned long long)fl_t_status_u64("closes_with_bytes_held.lingered"),
+		   (unsigned long long)lingered + 1);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+/*
+ * close() under a zero SO_LINGER (nginx's reset_timedout_connection, for
+ * a client that stopped reading): TCP's close drops its queue and resets
+ * at once. The shim's must return at once too, dropping the bytes it
+ * holds, not wait for a reader that may never read; the reader gets a
+ * prefix of what was written, exact, then the end.
+ */
+static int test_close_under_a_zero_linger_returns_at_once(void)
+{
+	struct linger lg = { 1, 0 };
+	struct fl_reader r = { 0 };
+	uint64_t sent = 0, reset;
+	pthread_t th;
+	int c, s, rc, err;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
+	FL_T_CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == 0, "SO_LINGER");
+	reset = fl_t_status_u64("closes_with_bytes_held.reset");
+	r.fd = s;
+	r.wait_go = 1;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
+	rc = close(c);
+	err = errno;
+	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("  the reader got %llu of %llu bytes written, then %s\n", (unsigned long long)r.got,
+	       (unsigned long long)sent, r.eof ? "EOF" : "an error");
+	FL_T_CHECK(rc == 0, "close: %s", strerror(err));
+	FL_T_CHECK(!r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
+	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
+	FL_T_CHECK(r.got < sent, "the reader got all %llu bytes: nothing was reset",
+		   (unsigned long long)sent);
+	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.reset") == reset + 1,
+		   "status counts %llu closes that dropped held bytes under a zero linger, not %llu",
+		   (unsigned long long)fl_t_status_u64("closes_with_bytes_held.reset"),
+		   (unsigned long long)reset + 1);
+	close(s);
+	free(fl_content);
+	return 0;
+}
+
+/*
  * A child forked while a closed socket's held bytes wait inherits the
  * shim's copy of its fd: it must not keep the socket open (and its FIN
  * unsent) for as long as it lives. The reader must see EOF while the
@@ -611,6 +701,12 @@ int main(void)
 		 test_close_of_a_full_blocking_socket_returns_at_once);
 	FL_T_RUN("a closed socket whose bytes wait leaves the application's epoll set at once",
 		 test_a_closed_socket_leaves_the_epoll_set_at_once);
+	FL_T_RUN("close under SO_LINGER with a time waits that long, not for the reader, then "
+		 "sends the bytes held",
+		 test_close_under_a_linger_time_waits_that_long_then_sends_the_bytes);
+	FL_T_RUN("close under a zero SO_LINGER returns at once and drops the bytes held, as TCP's "
+		 "reset does",
+		 test_close_under_a_zero_linger_returns_at_once);
 	FL_T_RUN("a child forked while a closed socket's bytes wait does not hold back its FIN",
 		 test_a_forked_child_does_not_hold_a_closed_socket_open);
 	FL_T_RUN("a process that exits right after close still sends the bytes held",
