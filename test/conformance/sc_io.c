@@ -1941,6 +1941,60 @@ static int sc_close_unread_read(int family)
 }
 FL_SCENARIO("io-close-unread-then-read", FL_SC_REDIRECTS, sc_close_unread_read)
 
+/* A reset does not take back what was sent before it: TCP's peer reads
+ * every byte it had received, then gets ECONNRESET. The server sends
+ * 64 KiB (less than TCP's receive queue takes) the client does not read
+ * yet, then closes with a reset: under a
+ * zero SO_LINGER (app_linger, as nginx's reset_timedout_connection and
+ * haproxy's nolinger do), or with bytes of the client's unread (the
+ * reset TCP makes of that close). Under the shim the 64 KiB wait in the
+ * client's queue of redirected bytes, which the reset must not empty
+ * either (it does not, on this kernel). */
+static void sc_reset_after_send(int c, int s, int app_linger)
+{
+	struct linger lg = { 1, 0 };
+	uint8_t buf[100];
+	int64_t bad;
+	ssize_t n, r;
+
+	if (sc_send_pattern(s, 0, 64 * 1024, 96))
+		return;
+	fl_sc_sleep_ms(20);
+	if (app_linger)
+		setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(s);
+	fl_sc_sleep_ms(50);
+	n = fl_sc_read_pattern(c, 0, 64 * 1024, 96, &bad);
+	fl_trace("client read %zd of 65536 after the reset, first wrong byte %lld", n,
+		 (long long)bad);
+	r = recv(c, buf, sizeof(buf), 0);
+	fl_trace("client recv -> %s", fl_ret(r));
+	close(c);
+}
+
+static int sc_zero_linger_close_after_send(int family)
+{
+	int c, s;
+
+	if (sc_pair_guarded(family, &c, &s))
+		return -1;
+	sc_reset_after_send(c, s, 1);
+	return 0;
+}
+FL_SCENARIO("io-zero-linger-close-peer-reads-first", FL_SC_REDIRECTS, sc_zero_linger_close_after_send)
+
+static int sc_unread_close_after_send(int family)
+{
+	int c, s;
+
+	if (sc_pair_guarded(family, &c, &s) || sc_send_pattern(c, 0, 1000, 97))
+		return -1;
+	fl_sc_sleep_ms(20);
+	sc_reset_after_send(c, s, 0);
+	return 0;
+}
+FL_SCENARIO("io-close-unread-peer-reads-first", FL_SC_REDIRECTS, sc_unread_close_after_send)
+
 /* The reset wakes a peer blocked in recv() at once. The server reads some
  * bytes first (both directions carried data), then closes with the rest
  * unread while the client waits for a reply. */
