@@ -356,6 +356,62 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
 }
 
 /*
+ * The close subtests' common run: an enrolled pair whose writer is full,
+ * 100 bytes held (fl_full_and_held), made blocking again unless
+ * nonblocking, with SO_LINGER lg if given; then close() of the writer,
+ * timed, while the reader waits (it starts once close() returned, or
+ * after 2 s, which the subtests fail). counter: the status counter read
+ * just before the close (fl_counted_once). The reader's fd is k->s.
+ */
+struct fl_close_run {
+	int nonblocking;
+	const struct linger *lg;
+	const char *counter;
+	uint64_t before, sent;
+	double took;
+	int s, rc, err;
+	struct fl_reader r;
+};
+
+static int fl_close_full_writer(struct fl_close_run *k)
+{
+	pthread_t th;
+	double t0;
+	int c;
+
+	FL_T_CHECK(fl_noise_file() >= 0, "the file");
+	FL_T_CHECK(fl_pair(&c, &k->s) == 0, "an enrolled pair");
+	FL_T_CHECK(fl_full_and_held(c, &k->sent) == 0, "the writer full, 100 bytes held");
+	if (!k->nonblocking)
+		FL_T_CHECK(fcntl(c, F_SETFL, 0) == 0, "blocking again");
+	if (k->lg)
+		FL_T_CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, k->lg, sizeof(*k->lg)) == 0,
+			   "SO_LINGER");
+	k->before = fl_t_status_u64(k->counter);
+	k->r.fd = k->s;
+	k->r.wait_go = 1;
+	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &k->r) == 0, "the reader");
+	t0 = fl_t_now();
+	k->rc = close(c);
+	k->err = errno;
+	k->took = fl_t_now() - t0;
+	__atomic_store_n(&k->r.go, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	return 0;
+}
+
+/* The status counter name grew by exactly one since before (what: what
+ * it counts, for the message). */
+static int fl_counted_once(const char *name, uint64_t before, const char *what)
+{
+	uint64_t now = fl_t_status_u64(name);
+
+	FL_T_CHECK(now == before + 1, "status counts %llu %s, not %llu", (unsigned long long)now,
+		   what, (unsigned long long)before + 1);
+	return 0;
+}
+
+/*
  * close() of a socket whose reader stopped reading, with bytes the shim
  * holds (corked) and no room for them in the kernel: TCP's close returns
  * at once and sends what it holds, then the FIN, by itself. The shim's
@@ -365,33 +421,19 @@ static int test_shutdown_sends_held_bytes_before_the_fin(void)
  */
 static int fl_close_sends_held_bytes(int nonblocking)
 {
-	struct fl_reader r = { 0 };
-	uint64_t sent = 0, lingered;
-	pthread_t th;
-	int c, s, rc, err;
+	struct fl_close_run k = { .nonblocking = nonblocking,
+				  .counter = "closes_with_bytes_held.lingered" };
 
-	FL_T_CHECK(fl_noise_file() >= 0, "the file");
-	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
-	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
-	if (!nonblocking)
-		FL_T_CHECK(fcntl(c, F_SETFL, 0) == 0, "blocking again");
-	lingered = fl_t_status_u64("closes_with_bytes_held.lingered");
-	r.fd = s;
-	r.wait_go = 1;
-	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
-	rc = close(c);
-	err = errno;
-	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	FL_T_CHECK(rc == 0, "close: %s", strerror(err));
-	FL_T_CHECK(!r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
-	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
-	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
-		   (unsigned long long)r.got, (unsigned long long)sent);
-	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.lingered") == lingered + 1,
-		   "status counts %llu closes that returned with bytes held, not %llu",
-		   (unsigned long long)fl_t_status_u64("closes_with_bytes_held.lingered"), (unsigned long long)lingered + 1);
-	close(s);
+	if (fl_close_full_writer(&k))
+		return -1;
+	FL_T_CHECK(k.rc == 0, "close: %s", strerror(k.err));
+	FL_T_CHECK(!k.r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
+	FL_T_CHECK(k.r.bad < 0, "byte %lld is wrong", (long long)k.r.bad);
+	FL_T_CHECK(k.r.eof && k.r.got == k.sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)k.r.got, (unsigned long long)k.sent);
+	if (fl_counted_once(k.counter, k.before, "closes that returned with bytes held"))
+		return -1;
+	close(k.s);
 	free(fl_content);
 	return 0;
 }
@@ -444,8 +486,9 @@ static int test_a_closed_socket_leaves_the_epoll_set_at_once(void)
 	close(ep);
 	FL_T_CHECK(n == 0, "epoll reported %d events for the closed socket (data %#llx)", n,
 		   n > 0 ? (unsigned long long)got[0].data.u64 : 0ULL);
-	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.lingered") == lingered + 1,
-		   "the close did not return with the bytes held");
+	if (fl_counted_once("closes_with_bytes_held.lingered", lingered,
+			    "closes that returned with bytes held"))
+		return -1;
 	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
 	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
 		   (unsigned long long)r.got, (unsigned long long)sent);
@@ -464,39 +507,22 @@ static int test_a_closed_socket_leaves_the_epoll_set_at_once(void)
  */
 static int test_close_under_a_linger_time_waits_that_long_then_sends_the_bytes(void)
 {
-	struct linger lg = { 1, 1 };
-	struct fl_reader r = { 0 };
-	uint64_t sent = 0, lingered;
-	pthread_t th;
-	double t0, took;
-	int c, s, rc, err;
+	const struct linger lg = { 1, 1 };
+	struct fl_close_run k = { .nonblocking = 1, .lg = &lg,
+				  .counter = "closes_with_bytes_held.lingered" };
 
-	FL_T_CHECK(fl_noise_file() >= 0, "the file");
-	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
-	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
-	FL_T_CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == 0, "SO_LINGER");
-	lingered = fl_t_status_u64("closes_with_bytes_held.lingered");
-	r.fd = s;
-	r.wait_go = 1;
-	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
-	t0 = fl_t_now();
-	rc = close(c);
-	err = errno;
-	took = fl_t_now() - t0;
-	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	printf("  close under SO_LINGER {1, 1 s} returned after %.2f s\n", took);
-	FL_T_CHECK(rc == 0, "close: %s", strerror(err));
-	FL_T_CHECK(!r.self_started, "close waited for the reader to read (2 s), not its linger time");
-	FL_T_CHECK(took >= 0.9, "close returned after %.2f s, before its linger time (1 s)", took);
-	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
-	FL_T_CHECK(r.eof && r.got == sent, "the reader got %llu bytes of %llu written, then EOF",
-		   (unsigned long long)r.got, (unsigned long long)sent);
-	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.lingered") == lingered + 1,
-		   "status counts %llu closes that returned with bytes held, not %llu",
-		   (unsigned long long)fl_t_status_u64("closes_with_bytes_held.lingered"),
-		   (unsigned long long)lingered + 1);
-	close(s);
+	if (fl_close_full_writer(&k))
+		return -1;
+	printf("  close under SO_LINGER {1, 1 s} returned after %.2f s\n", k.took);
+	FL_T_CHECK(k.rc == 0, "close: %s", strerror(k.err));
+	FL_T_CHECK(!k.r.self_started, "close waited for the reader to read (2 s), not its linger time");
+	FL_T_CHECK(k.took >= 0.9, "close returned after %.2f s, before its linger time (1 s)", k.took);
+	FL_T_CHECK(k.r.bad < 0, "byte %lld is wrong", (long long)k.r.bad);
+	FL_T_CHECK(k.r.eof && k.r.got == k.sent, "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)k.r.got, (unsigned long long)k.sent);
+	if (fl_counted_once(k.counter, k.before, "closes that returned with bytes held"))
+		return -1;
+	close(k.s);
 	free(fl_content);
 	return 0;
 }
@@ -510,36 +536,22 @@ static int test_close_under_a_linger_time_waits_that_long_then_sends_the_bytes(v
  */
 static int test_close_under_a_zero_linger_returns_at_once(void)
 {
-	struct linger lg = { 1, 0 };
-	struct fl_reader r = { 0 };
-	uint64_t sent = 0, reset;
-	pthread_t th;
-	int c, s, rc, err;
+	const struct linger lg = { 1, 0 };
+	struct fl_close_run k = { .nonblocking = 1, .lg = &lg,
+				  .counter = "closes_with_bytes_held.reset" };
 
-	FL_T_CHECK(fl_noise_file() >= 0, "the file");
-	FL_T_CHECK(fl_pair(&c, &s) == 0, "an enrolled pair");
-	FL_T_CHECK(fl_full_and_held(c, &sent) == 0, "the writer full, 100 bytes held");
-	FL_T_CHECK(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) == 0, "SO_LINGER");
-	reset = fl_t_status_u64("closes_with_bytes_held.reset");
-	r.fd = s;
-	r.wait_go = 1;
-	FL_T_CHECK(pthread_create(&th, NULL, fl_reader_main, &r) == 0, "the reader");
-	rc = close(c);
-	err = errno;
-	__atomic_store_n(&r.go, 1, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
-	printf("  the reader got %llu of %llu bytes written, then %s\n", (unsigned long long)r.got,
-	       (unsigned long long)sent, r.eof ? "EOF" : "an error");
-	FL_T_CHECK(rc == 0, "close: %s", strerror(err));
-	FL_T_CHECK(!r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
-	FL_T_CHECK(r.bad < 0, "byte %lld is wrong", (long long)r.bad);
-	FL_T_CHECK(r.got < sent, "the reader got all %llu bytes: nothing was reset",
-		   (unsigned long long)sent);
-	FL_T_CHECK(fl_t_status_u64("closes_with_bytes_held.reset") == reset + 1,
-		   "status counts %llu closes that dropped held bytes under a zero linger, not %llu",
-		   (unsigned long long)fl_t_status_u64("closes_with_bytes_held.reset"),
-		   (unsigned long long)reset + 1);
-	close(s);
+	if (fl_close_full_writer(&k))
+		return -1;
+	printf("  the reader got %llu of %llu bytes written, then %s\n", (unsigned long long)k.r.got,
+	       (unsigned long long)k.sent, k.r.eof ? "EOF" : "an error");
+	FL_T_CHECK(k.rc == 0, "close: %s", strerror(k.err));
+	FL_T_CHECK(!k.r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
+	FL_T_CHECK(k.r.bad < 0, "byte %lld is wrong", (long long)k.r.bad);
+	FL_T_CHECK(k.r.got < k.sent, "the reader got all %llu bytes: nothing was reset",
+		   (unsigned long long)k.sent);
+	if (fl_counted_once(k.counter, k.before, "closes that dropped held bytes under a zero linger"))
+		return -1;
+	close(k.s);
 	free(fl_content);
 	return 0;
 }
