@@ -118,6 +118,16 @@ struct {
 	__type(value, struct fl_ustats);
 } fl_ustats SEC(".maps");
 
+/* Bumped when a socket joins the sockhash (struct fl_joined); the programs
+ * never touch it, it is here to be pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fl_joined);
+} fl_joined SEC(".maps");
+
 /*
  * Every nonce-keyed connection end alive on this host: its key -> its socket
  * cookie. Written by sockops at establishment, deleted at TCP_CLOSE. A shim

@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 6
+#define FL_ABI_VERSION 7
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -37,6 +37,7 @@
 #define FL_PIN_MAP_ESTABLISHED "map_established"
 #define FL_PIN_MAP_DOMAINS  "map_slot_domains"
 #define FL_PIN_MAP_DOM_UID  "map_domain_uid"
+#define FL_PIN_MAP_JOINED   "map_joined"
 
 #define FL_SOCKHASH_MAX 65536
 #define FL_SLOTS_MAX    65536
@@ -311,12 +312,36 @@ enum fl_ustat {
 	FL_USTAT_CLOSE_RESET = 40,       /* close()s under a zero SO_LINGER: the bytes the kernel
 					  * had no room for were dropped, as TCP's reset drops its
 					  * queue (preload/tx/tx.c, fl_tx_linger) */
+	FL_USTAT_PEER_WAITS = 41,        /* an accepting end found its peer not in the sockhash
+					  * and waited for it instead of enrolling alone
+					  * (struct fl_joined; counted once per socket) */
+	FL_USTAT_PEER_CAME = 42,         /* ... and its peer joined later: it enrolled then */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64
 
 struct fl_ustats {
 	__u64 c[FL_USTAT_SLOTS];
+};
+
+/*
+ * struct fl_joined - the value of fl_joined (one entry, mmap-able): a
+ * counter per bucket of keys, bumped by whoever inserts a socket into the
+ * sockhash (the shim or the broker, common/enroll_core.c) at the bucket of
+ * the key its peer will have (fl_key_joined_idx(&st->peer)).
+ *
+ * IMPORTANT: an accepting end enrolls only once its peer is in the
+ * sockhash, since an end enrolled alone pays tcp_bpf's send path for
+ * nothing (docs/design.md, "A peer that never enrolls"). When the peer is
+ * not there yet, it reads its own bucket's counter BEFORE it asks the
+ * sockhash, and asks again only when the counter has moved: one load per
+ * call instead of a system call. The inserter bumps AFTER its insert, so
+ * either the lookup finds the peer or the counter moves later. A bucket
+ * shared by another key only costs a needless look.
+ */
+#define FL_JOINED_BUCKETS 4096
+struct fl_joined {
+	__u32 c[FL_JOINED_BUCKETS];
 };
 
 /*

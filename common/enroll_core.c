@@ -45,12 +45,29 @@ int fl_ec_keys(const struct fl_ec_env *env, struct fl_sk *st, uint64_t netns,
 int fl_ec_insert(const struct fl_ec_env *env, int fd, struct fl_sk *st, uint32_t slot,
 		 uint64_t cookie, struct fl_slot_ref *ref, int fault)
 {
+	int err;
+
 	st->slot = slot;
 	st->cookie = cookie;
 	ref->slot = slot;
 	ref->owner = cookie;
 	ref->sk_flags = st->flags & FL_SK_ACTIVE;
-	return fl_em_insert(&env->em, fd, st, ref, fault);
+	err = fl_em_insert(&env->em, fd, st, ref, fault);
+	/* After the insert (struct fl_joined says why). */
+	if (!err && env->joined)
+		__atomic_fetch_add(&env->joined->c[fl_key_joined_idx(&st->peer)], 1, __ATOMIC_SEQ_CST);
+	return err;
+}
+
+bool fl_ec_peer_absent(const struct fl_ec_env *env, const struct fl_sk *st, uint32_t *seen)
+{
+	uint64_t cookie;
+
+	if (!env->joined)
+		return false;
+	/* Before the lookup (struct fl_joined says why). */
+	*seen = __atomic_load_n(&env->joined->c[fl_key_joined_idx(&st->key)], __ATOMIC_SEQ_CST);
+	return fl_bpf_map_lookup(env->em.sockhash, &st->peer, &cookie) == -ENOENT;
 }
 
 int fl_ec_drained(const struct fl_ec_env *env, int fd, const struct fl_sk *st,

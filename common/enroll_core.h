@@ -26,6 +26,7 @@
 struct fl_ec_env {
 	struct fl_em_maps em; /* the maps an enrollment writes */
 	int established;      /* fl_established, or -1 (same_host.h) */
+	struct fl_joined *joined; /* fl_joined mapped (fastlocal.h), or NULL */
 	/* The slot a reference names, in any domain the caller reaches
 	 * (read-only), or NULL: the peer's, for the drain check. */
 	const struct fl_slot *(*slot_any)(void *ctx, uint32_t ref);
@@ -50,11 +51,21 @@ int fl_ec_keys(const struct fl_ec_env *env, struct fl_sk *st, uint64_t netns,
 /*
  * The transaction: st (keys built) takes slot and cookie, the slot index
  * entry is ref (owner filled by fl_ec_owner) naming them, and fd joins the
- * sockhash (fl_em_insert, with fault acted out: tests). 0 or -errno, all
- * undone but the slot, which is the caller's.
+ * sockhash (fl_em_insert, with fault acted out: tests), then the peer's
+ * bucket of fl_joined is bumped (a peer waiting for this end). 0 or
+ * -errno, all undone but the slot, which is the caller's.
  */
 int fl_ec_insert(const struct fl_ec_env *env, int fd, struct fl_sk *st, uint32_t slot,
 		 uint64_t cookie, struct fl_slot_ref *ref, int fault);
+
+/*
+ * The peer of an accepting end (st, keys built) is not in the sockhash
+ * yet: true, with *seen the value of st's bucket of fl_joined read before
+ * the sockhash was asked (fastlocal.h, struct fl_joined: the end asks
+ * again once that value moved). False when the peer is there, or when
+ * there is no fl_joined to wait on.
+ */
+bool fl_ec_peer_absent(const struct fl_ec_env *env, const struct fl_sk *st, uint32_t *seen);
 
 /*
  * The drain check before fd (record st, slot me, BLIND set already) may

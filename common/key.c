@@ -53,6 +53,18 @@ void fl_key_mirror(struct fl_key *out, const struct fl_key *k)
 	out->rcv_isn = k->snd_isn;
 }
 
+__u32 fl_key_joined_idx(const struct fl_key *k)
+{
+	__u64 w[sizeof(*k) / 8], h = 0;
+	unsigned int i;
+
+	_Static_assert(sizeof(*k) % 8 == 0, "fl_key is hashed in 64-bit words");
+	memcpy(w, k, sizeof(w));
+	for (i = 0; i < sizeof(w) / 8; i++)
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ULL;
+	return (__u32)(h >> 32) % FL_JOINED_BUCKETS;
+}
+
 /* 127.0.0.0/8 (IPv4-mapped) or ::1, in the key's 16-byte form. */
 static bool fl_key_ip_loopback(const __u32 ip[4])
 {

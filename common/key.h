@@ -29,4 +29,8 @@ int fl_key_set_scope(struct fl_key *k, __u64 netns_cookie, __u64 nonce);
  * ISNs swapped. */
 void fl_key_mirror(struct fl_key *out, const struct fl_key *k);
 
+/* The bucket of k in struct fl_joined (fastlocal.h): a hash of the whole
+ * key, the same in the shim and the broker. */
+__u32 fl_key_joined_idx(const struct fl_key *k);
+
 #endif

@@ -42,8 +42,18 @@ int fl_broker_open(struct fl_broker *b, const struct fl_pin_dir *pd, char *err, 
 		return -1;
 	}
 	b->ustats = p;
+	p = mmap(NULL, sizeof(struct fl_joined), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 b->pins.fd[FL_PIN_JOINED], 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "cannot map the joined counters: %s", strerror(errno));
+		munmap(b->ustats, sizeof(*b->ustats));
+		fl_pins_close(&b->pins);
+		return -1;
+	}
+	b->joined = p;
 	if (fl_domains_open(&b->dom, b->pins.fd[FL_PIN_DOMAINS], b->pins.fd[FL_PIN_DOM_UID], err,
 			    errlen)) {
+		munmap(b->joined, sizeof(*b->joined));
 		munmap(b->ustats, sizeof(*b->ustats));
 		fl_pins_close(&b->pins);
 		return -1;
@@ -57,6 +67,9 @@ void fl_broker_close(struct fl_broker *b)
 	if (b->ustats)
 		munmap(b->ustats, sizeof(*b->ustats));
 	b->ustats = NULL;
+	if (b->joined)
+		munmap(b->joined, sizeof(*b->joined));
+	b->joined = NULL;
 	fl_pins_close(&b->pins);
 }
 
@@ -131,6 +144,7 @@ static void fl_serve_env(struct fl_broker *b, struct fl_ec_env *env)
 {
 	env->em = b->em;
 	env->established = b->pins.fd[FL_PIN_ESTABLISHED];
+	env->joined = b->joined;
 	env->slot_any = fl_serve_slot_any;
 	env->fionread = fl_serve_fionread;
 	env->ctx = b;

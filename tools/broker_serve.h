@@ -19,6 +19,7 @@ struct fl_broker {
 				  * (docs/kernel.md#loss) */
 	struct fl_em_maps em;    /* fds borrowed from pins */
 	struct fl_ustats *ustats; /* the shared shim counters, mapped */
+	struct fl_joined *joined; /* fl_joined, mapped: bumped at each insert */
 	struct fl_domains dom;
 };
 

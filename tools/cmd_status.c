@@ -186,6 +186,10 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "enrolled_total", us[FL_USTAT_ENROLLED]);
 	fl_json_u64(&j, "unenrolled_total", us[FL_USTAT_UNENROLLED]);
 	fl_json_u64(&j, "unpaired_left_total", us[FL_USTAT_UNPAIRED_LEFT]);
+	fl_json_object(&j, "waited_for_peer");
+	fl_json_u64(&j, "waited", us[FL_USTAT_PEER_WAITS]);
+	fl_json_u64(&j, "peer_came", us[FL_USTAT_PEER_CAME]);
+	fl_json_close(&j);
 	fl_json_object(&j, "fallbacks");
 	for (i = 0; i < FL_NR(fl_fallback_names); i++)
 		fl_json_u64(&j, fl_fallback_names[i].key, us[fl_fallback_names[i].idx]);
@@ -296,6 +300,9 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	       (unsigned long long)us[FL_USTAT_ENROLLED], (unsigned long long)us[FL_USTAT_UNENROLLED],
 	       (unsigned long long)us[FL_USTAT_UNPAIRED_LEFT],
 	       (unsigned long long)st[FL_STAT_ISN_RECORDED]);
+	printf("                %llu accepting ends waited for their peer to enroll first, %llu "
+	       "of them enrolled when it came\n",
+	       (unsigned long long)us[FL_USTAT_PEER_WAITS], (unsigned long long)us[FL_USTAT_PEER_CAME]);
 	printf("  SYN nonce:    sent %llu (no room %llu), received %llu, missing %llu\n",
 	       (unsigned long long)st[FL_STAT_NONCE_SENT],
 	       (unsigned long long)st[FL_STAT_NONCE_NO_ROOM],

@@ -14,6 +14,7 @@ enum fl_pin {
 	FL_PIN_META,
 	FL_PIN_STATS,
 	FL_PIN_USTATS,
+	FL_PIN_JOINED,     /* fl_joined: bumped when a socket joins the sockhash */
 	FL_PIN_SLOTS,
 	FL_PIN_SLOT_INDEX,
 	FL_PIN_DOMAINS,    /* fl_slot_domains: every user's slot array */

@@ -117,16 +117,19 @@ int fl_enroll_adopt(int fd)
 
 int fl_enroll(int fd)
 {
-	return fl_enroll_read(fd, 0, false);
+	return fl_enroll_read(fd, 0, false, false);
 }
 
 void fl_enroll_or_defer(int fd)
 {
 	struct fl_fd *e;
+	int err;
 
 	if (!fl_config()->enroll_after || !fl_config()->enabled) {
-		/* Shared already (fork before connect): pending, asked again. */
-		if (fl_enroll(fd) != -EAGAIN || !(e = fl_fd_get(fd)))
+		/* Shared already (fork before connect), or an accepting end
+		 * whose peer is not in the sockhash yet: pending, asked again. */
+		err = fl_enroll_read(fd, 0, false, true);
+		if ((err != -EAGAIN && err != -EINPROGRESS) || !(e = fl_fd_get(fd)))
 			return;
 	} else if (!(e = fl_fd_get(fd))) {
 		fl_enroll(fd);
@@ -220,19 +223,48 @@ void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n)
 	}
 }
 
+/*
+ * An accepting end waiting for its peer (FL_FDF_PEER_WAIT): has anyone
+ * joined the sockhash at its bucket since it looked? One load.
+ */
+static bool fl_pending_peer_may_have_come(const struct fl_fd *e)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+
+	if (!m || !m->joined)
+		return true;
+	return __atomic_load_n(&m->joined->c[__atomic_load_n(&e->peer_bucket, __ATOMIC_RELAXED) %
+					     FL_JOINED_BUCKETS], __ATOMIC_SEQ_CST) !=
+	       __atomic_load_n(&e->peer_seen, __ATOMIC_RELAXED);
+}
+
+/* An enrollment attempt of a waiting end ended (err): it is counted once
+ * if its peer came and it enrolled. */
+static void fl_pending_peer_done(struct fl_fd *e, int err)
+{
+	if (err == -EINPROGRESS || fl_fd_state(e) != FL_FD_ENROLLED)
+		return;
+	if (__atomic_fetch_and(&e->flags, ~FL_FDF_PEER_WAIT, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT)
+		fl_ustat_add(FL_USTAT_PEER_CAME, 1);
+}
+
 bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 {
 	uint32_t expect = FL_FD_PENDING;
 	uint64_t moved, already_read;
+	uint32_t flags;
 	bool busy;
 	int saved, err;
 
 	moved = __atomic_add_fetch(&e->pend_moved, n, __ATOMIC_RELAXED);
 	if (moved < fl_config()->enroll_after)
 		return false;
+	flags = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
+	if ((flags & FL_FDF_PEER_WAIT) && !fl_pending_peer_may_have_come(e))
+		return false;
 	/* Someone else held the socket last time: asked again, less and less
 	 * often (fdtable.h). */
-	if ((__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_SHARED) && !fl_fd_retry_due(e))
+	if ((flags & FL_FDF_SHARED) && !fl_fd_retry_due(e))
 		return false;
 	if (!__atomic_compare_exchange_n(&e->state, &expect, FL_FD_ENROLLING, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
@@ -256,21 +288,24 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	already_read = fl_pending_close(e);
 	saved = errno;
 	fl_debug("fd %d: moved %llu bytes over TCP, enrolling", fd, (unsigned long long)moved);
-	err = fl_enroll_read(fd, already_read, busy);
-	if (err == -EAGAIN)
-		fl_pending_reopen(e); /* shared: later */
+	err = fl_enroll_read(fd, already_read, busy, true);
+	if (err == -EAGAIN || err == -EINPROGRESS)
+		fl_pending_reopen(e); /* shared, or the peer not there yet: later */
 	else if (err && fl_fd_state(e) == FL_FD_ENROLLING)
 		__atomic_store_n(&e->state, FL_FD_UNKNOWN, __ATOMIC_RELEASE); /* stays on TCP */
+	fl_pending_peer_done(e, err);
 	errno = saved;
 	return fl_fd_state(e) == FL_FD_ENROLLED;
 }
 
-int fl_enroll_read(int fd, uint64_t already_read, bool busy)
+int fl_enroll_read(int fd, uint64_t already_read, bool busy, bool peer_first)
 {
-	struct fl_enroll_req r = { .already_read = already_read, .busy = busy };
+	struct fl_enroll_req r = { .already_read = already_read, .busy = busy,
+				   .peer_first = peer_first };
 	socklen_t llen = sizeof(r.local), rlen = sizeof(r.remote), olen;
 	const struct fl_maps *m;
-	struct fl_fd *e = fl_fd_peek(fd);
+	/* (one that waits for its peer needs an entry to wait in) */
+	struct fl_fd *e = peer_first ? fl_fd_get(fd) : fl_fd_peek(fd);
 	int lowat = 1;
 
 	if (!fl_config()->enabled) {

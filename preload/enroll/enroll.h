@@ -31,12 +31,16 @@ int fl_enroll(int fd);
  * counts them as read. busy: a read of another thread was in flight when
  * enrollment began, so who holds the socket cannot be asked now: it
  * enrolls without that check and is not a redirect target until a later
- * one passes. */
-int fl_enroll_read(int fd, uint64_t already_read, bool busy);
+ * one passes. peer_first: an accepting end whose peer is not in the
+ * sockhash yet does not enroll alone (-EINPROGRESS): it waits, pending,
+ * for fl_joined to say its peer may have come (fastlocal.h; the direct
+ * back-end only: a brokered one cannot read fl_joined). */
+int fl_enroll_read(int fd, uint64_t already_read, bool busy, bool peer_first);
 
 /*
  * After connect()/accept(): enrolls fd at once when FASTLOCAL_ENROLL_AFTER
- * is 0; otherwise marks it pending, for fl_pending_io() to enroll once the
+ * is 0 (an accepting end only once its peer is in the sockhash, pending
+ * until then: fl_enroll_read's peer_first); otherwise marks it pending, for fl_pending_io() to enroll once the
  * connection has moved that many bytes. A connection that closes sooner
  * never pays for enrollment: no system call here.
  */

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "common/bpf_sys.h"
+#include "common/key.h"
 #include "base/fault.h"
 #include "kernel/holders.h"
 #include "base/libc.h"
@@ -40,6 +41,7 @@ static void fl_direct_env(const struct fl_maps *m, struct fl_ec_env *env)
 	env->em.slot_index = fl_own_fd_get(&m->slot_index);
 	env->em.sockhash = fl_own_fd_get(&m->sockhash);
 	env->established = fl_own_fd_get(&m->established);
+	env->joined = m->joined;
 	env->slot_any = fl_direct_slot_any;
 	env->fionread = fl_direct_fionread;
 	env->ctx = NULL;
@@ -91,6 +93,9 @@ static int fl_direct_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 					  "the peer is not on this host");
 	if (err)
 		return -ENOTSUP;
+	if (r->peer_first && e && !(st.flags & FL_SK_ACTIVE) &&
+	    fl_ec_peer_absent(&env, &st, &e->peer_seen))
+		return fl_enroll_wait_peer(fd, e, fl_key_joined_idx(&st.key));
 
 	slot = fl_slot_alloc(cookie, fl_enroll_budget(fd, e), st.snd_isn, r->already_read, &gen);
 	if (slot < 0)

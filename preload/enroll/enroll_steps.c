@@ -230,6 +230,16 @@ int fl_enroll_put_off(int fd, struct fl_fd *e)
 	return -EAGAIN;
 }
 
+int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket)
+{
+	__atomic_store_n(&e->peer_bucket, bucket, __ATOMIC_RELAXED);
+	if (!(__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT)) {
+		fl_ustat_add(FL_USTAT_PEER_WAITS, 1);
+		fl_debug("fd %d: its peer is not in the sockhash: waits for it on TCP", fd);
+	}
+	return -EINPROGRESS;
+}
+
 /* Anything we buffered goes first (by redirect or TCP: both keep order;
  * SEND_TCP is set already, so it goes over TCP). */
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)

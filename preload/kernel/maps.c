@@ -155,7 +155,9 @@ static void fl_maps_open_locked(void)
 	m->nslots = FL_SLOTS_MAX;
 	m->domain = 0;
 	m->ustats = fl_map_mmap(dir, FL_PIN_MAP_USTATS, sizeof(struct fl_ustats));
-	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats) {
+	m->joined = fl_map_mmap(dir, FL_PIN_MAP_JOINED, sizeof(struct fl_joined));
+	if (m->sockhash < 0 || m->sk < 0 || m->slot_index < 0 || !m->slots || !m->ustats ||
+	    !m->joined) {
 		fl_debug("fastlocal is not loaded in %s (or the pins are not readable): "
 			 "connections stay on TCP", dir);
 		fl_maps_warn_missing(dir, m->sockhash);
@@ -167,8 +169,11 @@ static void fl_maps_open_locked(void)
 			munmap(m->slots, sizeof(struct fl_slot) * FL_SLOTS_MAX);
 		if (m->ustats)
 			munmap(m->ustats, sizeof(struct fl_ustats));
+		if (m->joined)
+			munmap(m->joined, sizeof(struct fl_joined));
 		m->slots = NULL;
 		m->ustats = NULL;
+		m->joined = NULL;
 		fl_maps_retry_at = time(NULL) + 1;
 		return;
 	}

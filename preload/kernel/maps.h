@@ -29,6 +29,8 @@ struct fl_maps {
 				   * enroll.c picks its back-end by it (enroll_backend.h) */
 	struct fl_ustats *ustats; /* fl_ustats, mmap-ed shared; brokered: a private page, the
 				   * shared counters being root's (docs/security.md) */
+	struct fl_joined *joined; /* fl_joined, mmap-ed shared; NULL when brokered (an accepting
+				   * end then enrolls without waiting for its peer) */
 };
 
 /* The maps, opening them on first use. NULL when nothing is loaded (retried

@@ -161,6 +161,8 @@ void fl_fd_copy(int oldfd, int newfd)
 	/* (without the bit an enrollment in progress sets, enroll.c) */
 	dst->pend_read = __atomic_load_n(&src->pend_read, __ATOMIC_SEQ_CST) & ~(1ULL << 63);
 	dst->pend_moved = __atomic_load_n(&src->pend_moved, __ATOMIC_RELAXED);
+	dst->peer_bucket = __atomic_load_n(&src->peer_bucket, __ATOMIC_RELAXED);
+	dst->peer_seen = __atomic_load_n(&src->peer_seen, __ATOMIC_RELAXED);
 	dst->pend_readers = 0;
 	dst->retry_at_us = fl_fd_now_us(); /* due at once */
 	dst->retry_gap_us = 0;

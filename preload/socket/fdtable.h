@@ -48,6 +48,8 @@ enum fl_fd_state {
 #define FL_FDF_UNPAIRED_BUSY (1u << 10) /* a thread is deciding (unpaired.c) */
 #define FL_FDF_UNPAIRED_LEAVING (1u << 11) /* it decided to leave and the bytes
 					    * the peer sent are not all read yet */
+#define FL_FDF_PEER_WAIT  (1u << 12) /* an accepting end found its peer missing:
+				      * pending until peer_bucket moves (enroll.c) */
 
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
@@ -81,6 +83,11 @@ struct fl_fd {
 	 * from that one's */
 	uint32_t unpaired_us;
 	uint64_t unpaired_mark;
+	/* with FL_FDF_PEER_WAIT (atomic): the bucket of fl_joined this
+	 * accepting end watches, and the value it read there before it found
+	 * its peer missing (fastlocal.h, struct fl_joined) */
+	uint32_t peer_bucket;
+	uint32_t peer_seen;
 };
 
 #define FL_FD_MAX (1 << 20) /* fds above are never tracked (pass-through) */

@@ -1248,15 +1248,20 @@ FL_CHILD("ev-exec-cont", ev_exec_child)
  * A child process reads and writes the first part of a stream (small
  * writes, the reader busy elsewhere: the shim buffers them), then at once
  * execs this binary, which continues on the inherited fd: with LD_PRELOAD
- * kept (the new image runs the shim too) or removed (it does not).
+ * kept (the new image runs the shim too) or removed (it does not). The
+ * parent accepts once the child has connected (and, at connect, enrolled):
+ * an accepting end that finds its peer missing waits for it, and this
+ * server reads everything in one call, so its end would join only after
+ * the stream (design.md, "A peer that never enrolls").
  */
 static int ev_exec(int family, int keep_preload)
 {
 	struct ev_rd r;
-	int port, l = fl_sc_listen(family, &port), s, st;
+	int port, l = fl_sc_listen(family, &port), s, st, p[2];
 	pid_t pid;
+	char k;
 
-	if (l < 0)
+	if (l < 0 || pipe(p))
 		return ev_setup_fail(__LINE__);
 	fflush(stdout);
 	pid = fork();
@@ -1271,9 +1276,11 @@ static int ev_exec(int family, int keep_preload)
 		int c;
 
 		close(l);
+		close(p[0]);
 		c = fl_sc_connect(family, port);
-		if (c < 0 || fl_sc_warmup_client(c))
+		if (c < 0 || write(p[1], "c", 1) != 1 || fl_sc_warmup_client(c))
 			_exit(1);
+		close(p[1]);
 		r = ev_read(c, 0, EV_EXEC_PART1, 91, 3000, 0);
 		fl_trace("child before exec: read %s; writes %d bytes, then execs",
 			 ev_verdict(&r, EV_EXEC_PART1, 0), EV_EXEC_PART1);
@@ -1293,7 +1300,9 @@ static int ev_exec(int family, int keep_preload)
 		execve(fl_sc_self(), argv, env);
 		_exit(127);
 	}
-	s = accept(l, NULL, NULL);
+	close(p[1]);
+	s = read(p[0], &k, 1) == 1 ? accept(l, NULL, NULL) : -1;
+	close(p[0]);
 	close(l);
 	if (s < 0 || fl_sc_warmup_server(s) || ev_write(s, 0, EV_EXEC_PART1, 91, 3000))
 		return ev_setup_fail(__LINE__);

@@ -169,15 +169,24 @@ static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, i
 		}
 		if (write(ready_fd, "r", 1) != 1)
 			return -1;
+		/* Both ends start once both are enrolled: a byte written
+		 * before its peer is enrolled goes over TCP (and later ones
+		 * wait behind it, the ordering gate of design.md), which
+		 * would blur the OutSegs proof. The accept comes after the
+		 * client's connect (and enrollment): an accepting end joins
+		 * only once its peer is in the sockhash, else it waits and
+		 * joins at its first call after the client's, and the
+		 * client's first bytes may go over TCP meanwhile. */
+		if (read(go_fd, &c, 1) != 1) {
+			snprintf(why, wl, "the client never connected");
+			close(l);
+			return -1;
+		}
 		fd = accept(l, NULL, NULL);
 		close(l);
 		if (fd < 0)
 			snprintf(why, wl, "accept: %s", strerror(errno));
-		/* Both ends start once both are enrolled: a byte written
-		 * before its peer is enrolled goes over TCP (and later ones
-		 * wait behind it, the ordering gate of design.md), which
-		 * would blur the OutSegs proof. */
-		else if (read(go_fd, &c, 1) != 1 || write(ready_fd, "a", 1) != 1)
+		else if (write(ready_fd, "a", 1) != 1)
 			snprintf(why, wl, "cannot tell the client to start");
 		return fd;
 	}
@@ -209,8 +218,8 @@ static int fl_ct_role_socket(int serve, const char *addr, int port, int cport, i
 
 /* argv: role serve|fetch ADDR PORT CPORT BYTES SEED REPORT_FD READY_FD GO_FD.
  * The server writes 'r' to READY_FD once it listens; the client writes 'c'
- * to GO_FD once connected (enrolled), the server reads it once it has
- * accepted (enrolled) and answers 'a' on READY_FD; then both stream. */
+ * to GO_FD once connected (enrolled), the server reads it, accepts
+ * (enrolled) and answers 'a' on READY_FD; then both stream. */
 static int fl_ct_role(char **argv)
 {
 	int serve = !strcmp(argv[2], "serve"), rep = atoi(argv[8]), fd, sk;

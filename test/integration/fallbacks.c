@@ -463,6 +463,7 @@ static int test_no_free_slot(void)
 	const __u64 fake = 0xf1f1f1f1f1f1f1f1ull;
 	size_t len = sizeof(struct fl_slot) * FL_SLOTS_MAX, i, taken = 0;
 	uint64_t n0 = fl_t_status_u64("fallbacks.no_free_slot");
+	uint64_t w0 = fl_t_status_u64("waited_for_peer.waited");
 	struct fl_slot *slots;
 	int fd = fl_pinned(FL_PIN_MAP_SLOTS), c, s, ret;
 
@@ -486,9 +487,13 @@ static int test_no_free_slot(void)
 	munmap(slots, len);
 	printf("  took %zu free slots\n", taken);
 	FL_T_CHECK(ret == 0, "pair");
-	FL_T_CHECK(FL_DELTA("fallbacks.no_free_slot", n0) == 2,
-		   "fallbacks.no_free_slot grew by %llu, expected 2",
-		   (unsigned long long)FL_DELTA("fallbacks.no_free_slot", n0));
+	/* The client's end finds no slot; the server's, an accepting one,
+	 * then finds its peer missing and waits for it (never). */
+	FL_T_CHECK(FL_DELTA("fallbacks.no_free_slot", n0) == 1 &&
+		   FL_DELTA("waited_for_peer.waited", w0) == 1,
+		   "fallbacks.no_free_slot grew by %llu and waited_for_peer.waited by %llu, "
+		   "expected 1 and 1", (unsigned long long)FL_DELTA("fallbacks.no_free_slot", n0),
+		   (unsigned long long)FL_DELTA("waited_for_peer.waited", w0));
 	if (fl_stream_pair(c, s))
 		return -1;
 	close(c);
@@ -596,13 +601,19 @@ static int test_injected_insert_errors(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t n0 = fl_t_status_u64(cases[i].key);
+		uint64_t w0 = fl_t_status_u64("waited_for_peer.waited");
 		uint64_t red0 = fl_t_status_u64("redirected_bytes");
 
 		FL_T_CHECK(fl_t_sh("FASTLOCAL_TEST_FAULT_INSERT=%s '%s/fl-stream' --both --bytes 2M "
 				   "--size 1000 >/dev/null", cases[i].err, fl_build()) == 0,
 			   "fl-stream with %s injected failed", cases[i].err);
-		FL_T_CHECK(FL_DELTA(cases[i].key, n0) == 2, "%s grew by %llu, expected 2", cases[i].key,
-			   (unsigned long long)FL_DELTA(cases[i].key, n0));
+		/* The client's insert fails; the server's end then finds its
+		 * peer missing and waits for it (never). */
+		FL_T_CHECK(FL_DELTA(cases[i].key, n0) == 1 &&
+			   FL_DELTA("waited_for_peer.waited", w0) == 1,
+			   "%s grew by %llu and waited_for_peer.waited by %llu, expected 1 and 1",
+			   cases[i].key, (unsigned long long)FL_DELTA(cases[i].key, n0),
+			   (unsigned long long)FL_DELTA("waited_for_peer.waited", w0));
 		FL_T_CHECK_EQ(fl_t_status_u64("redirected_bytes"), red0, "bytes were redirected");
 	}
 	return 0;

@@ -360,7 +360,8 @@ static int fl_dup_client(struct fl_lc *x)
 static int fl_dup_pending(struct fl_lc *x)
 {
 	const uint64_t half = 16 * MiB, seed = 19;
-	uint64_t sh0 = fl_t_status_u64("fallbacks.shared");
+	uint64_t sh0 = fl_t_status_u64("fallbacks.shared"), off;
+	double t0;
 	struct fl_rd *rd;
 	struct fl_cnt k;
 	int c, s, d, e;
@@ -379,13 +380,33 @@ static int fl_dup_pending(struct fl_lc *x)
 	FL_T_CHECK(fl_t_status_u64("fallbacks.shared") - sh0 >= 1, "the client's end was not put "
 		   "off as shared while its dup existed");
 	FL_T_CHECK(fl_lc_close(x, d) == 0, "close of the dup: %s", strerror(errno));
-	e = fl_write_range(c, seed, half, half);
+	/*
+	 * The client's end joins at a write of its own once its retry is due
+	 * (it was shared), and the server's end, which waits for its peer
+	 * (docs/design.md, "A peer that never enrolls"), at its first read
+	 * after that: until both have, one chunk at a time, each read before
+	 * the next is written, so that what the client writes before the
+	 * server notices is one chunk, not whatever the TCP queues hold.
+	 */
+	for (off = half; off < 2 * half && fl_t_status_u64("enrolled_total") - k.enrolled < 2;) {
+		e = fl_write_range(c, seed, off, FL_WSIZE);
+		FL_T_CHECK(!e, "write after closing the dup: %s", strerror(e));
+		off += FL_WSIZE;
+		for (t0 = fl_t_now(); __atomic_load_n(&rd->got, __ATOMIC_RELAXED) < off;
+		     usleep(100))
+			FL_T_CHECK(fl_t_now() - t0 < 10, "the server read %llu of %llu bytes in 10 s",
+				   (unsigned long long)__atomic_load_n(&rd->got, __ATOMIC_RELAXED),
+				   (unsigned long long)off);
+	}
+	printf("  both ends enrolled %llu bytes into the second half\n",
+	       (unsigned long long)(off - half));
+	e = fl_write_range(c, seed, off, 2 * half - off);
 	FL_T_CHECK(!e, "write after closing the dup: %s", strerror(e));
 	if (fl_rd_join(rd, "server"))
 		return -1;
-	/* The first half over TCP, the second redirected once the gate let
-	 * it (the reader caught up with the first half). */
-	return fl_cnt_check(&k, 2, half, FL_GATE_SLACK + half);
+	/* The first half over TCP, the rest redirected once both ends had
+	 * joined (the reader had read all the rest by then: the gate open). */
+	return fl_cnt_check(&k, 2, 2 * half - off, FL_GATE_SLACK + half);
 }
 
 static int test_dup_pending(void)

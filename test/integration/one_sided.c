@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * one_sided - a server under the shim, a client without it.
+ * one_sided - one end under the shim, the other without it.
  *
- * The server's end enrolls and joins the sockhash alone: its peer never
- * enrolls, so every message goes over TCP through tcp_bpf's send path.
- * That path hands a message to TCP one page at a time; under Nagle the
- * last page then waited for the client's delayed ACK, 40 ms or more per
- * answer (at dcbe0b4: 128 lockstep 64 KiB rounds took 5.5 s, plain TCP a
- * few ms). The proof here is not a timing: the delayed-ACK timer's firings
- * (TcpExt DelayedACKs, in a network namespace of the test's own) must stay
- * what plain TCP needs for the same exchange, and every byte must come back.
- * Run with the default threshold and with FASTLOCAL_ENROLL_AFTER=0.
+ * A server under the shim, a client without it: the server's end, an
+ * accepting one, never joins the sockhash alone (preload/enroll/enroll.c,
+ * peer_first): it finds its peer missing, waits for it on TCP (counted
+ * once in "waited_for_peer.waited"), and never enrolls. Before, it joined
+ * and paid tcp_bpf's send path for every answer, and under Nagle the last
+ * page of each waited for the client's delayed ACK (at dcbe0b4: 128
+ * lockstep 64 KiB rounds took 5.5 s, plain TCP a few ms); the delayed-ACK
+ * timer's firings (TcpExt DelayedACKs, in a network namespace of the
+ * test's own) must stay what plain TCP needs, and every byte must come
+ * back. Run with the default threshold and with FASTLOCAL_ENROLL_AFTER=0.
  *
- * The server's end must then leave the sockhash, since its peer never
- * enrolls (preload/enroll/unpaired.c): counted once as "unpaired_left_total", with
- * every byte still exact. With the client under the shim too, both ends
- * stay, bytes are redirected, and nothing is counted there.
+ * A client under the shim, a server without it: the client's end joins
+ * (a connecting end does not wait) and must leave the sockhash, since its
+ * peer never enrolls (preload/enroll/unpaired.c): counted once as
+ * "unpaired_left_total", every answer exact. With both ends under the
+ * shim neither leaves and the bytes are redirected, also when the server's
+ * end looked for its peer before the client had joined.
  */
 #include <errno.h>
 #include <signal.h>
@@ -61,9 +64,10 @@ static int fl_server(void)
 }
 
 /* "client": ROUNDS lockstep rounds, each checked byte for byte, with a pause
- * halfway: a server end whose peer never enrolls leaves the sockhash only
- * once the peer has been missing for a while (preload/enroll/unpaired.c,
- * FL_UNPAIRED_GRACE_MS, 100 ms), so the second half is plain TCP. */
+ * halfway (an end whose peer never enrolls leaves the sockhash only once
+ * the peer has been missing for a while, preload/enroll/unpaired.c,
+ * FL_UNPAIRED_GRACE_MS, 100 ms: were the server's end to join alone, the
+ * second half would be plain TCP again). */
 #define PAUSE_US 300000
 static int fl_client(void)
 {
@@ -189,9 +193,11 @@ static int fl_wait(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* One exchange with the server under env: the delayed ACKs it cost, or
+/* One exchange, the server under env, the client under client_env (or
+ * without the shim if client_bare): the delayed ACKs it cost, or
  * UINT64_MAX if a byte was lost or a process failed. */
-static uint64_t fl_exchange(const char *const *env, const char *what, int client_bare)
+static uint64_t fl_exchange(const char *what, const char *const *env,
+			    const char *const *client_env, int client_bare)
 {
 	uint64_t d0 = fl_delayed_acks(), d1;
 	double t0 = fl_t_now();
@@ -208,7 +214,7 @@ static uint64_t fl_exchange(const char *const *env, const char *what, int client
 		return UINT64_MAX;
 	}
 	close(p[0]);
-	cli = fl_spawn("client", NULL, client_bare, -1);
+	cli = fl_spawn("client", client_env, client_bare, -1);
 	cst = cli > 0 ? fl_wait(cli) : -1;
 	sst = fl_wait(srv);
 	d1 = fl_delayed_acks();
@@ -222,22 +228,29 @@ static uint64_t fl_plain_acks = UINT64_MAX;
 
 static int fl_case(const char *const *env, const char *what)
 {
-	uint64_t e0 = fl_t_status_u64("enrolled_total"), acks, u0, u1;
+	uint64_t e0, acks, u0, u1, w0, w1, e1;
 
 	if (fl_plain_acks == UINT64_MAX) {
 		static const char *const off[] = { "FASTLOCAL=0", NULL };
 
-		fl_plain_acks = fl_exchange(off, "plain TCP (FASTLOCAL=0)", 1);
+		fl_plain_acks = fl_exchange("plain TCP (FASTLOCAL=0)", off, NULL, 1);
 		FL_T_CHECK_NE(fl_plain_acks, UINT64_MAX, "the plain TCP exchange failed");
 	}
+	e0 = fl_t_status_u64("enrolled_total");
 	u0 = fl_t_status_u64("unpaired_left_total");
-	acks = fl_exchange(env, what, 1);
+	w0 = fl_t_status_u64("waited_for_peer.waited");
+	acks = fl_exchange(what, env, NULL, 1);
+	e1 = fl_t_status_u64("enrolled_total");
 	u1 = fl_t_status_u64("unpaired_left_total");
+	w1 = fl_t_status_u64("waited_for_peer.waited");
 	FL_T_CHECK_NE(acks, UINT64_MAX, "bytes lost, or a process failed (see above)");
-	FL_T_CHECK_GE(fl_t_status_u64("enrolled_total") - e0, 1, "the server's end never enrolled");
-	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
-		   "unpaired_left_total went from %llu to %llu: the server's end, whose peer "
-		   "never enrolled, should have left the sockhash once",
+	FL_T_CHECK(e0 != UINT64_MAX && e1 == e0, "enrolled_total went from %llu to %llu: the "
+		   "server's end joined the sockhash alone", (unsigned long long)e0,
+		   (unsigned long long)e1);
+	FL_T_CHECK(w0 != UINT64_MAX && w1 != UINT64_MAX && w1 - w0 == 1,
+		   "waited_for_peer.waited went from %llu to %llu: the server's end should have "
+		   "found its peer missing once", (unsigned long long)w0, (unsigned long long)w1);
+	FL_T_CHECK(u0 != UINT64_MAX && u1 == u0, "unpaired_left_total went from %llu to %llu",
 		   (unsigned long long)u0, (unsigned long long)u1);
 	/* A few timer firings come and go with scheduling; one per round is
 	 * the stall. */
@@ -298,7 +311,7 @@ static int test_both_ends_stay(void)
 	uint64_t u0 = fl_t_status_u64("unpaired_left_total");
 	uint64_t r0 = fl_t_status_u64("redirected_bytes"), u1, r1;
 
-	FL_T_CHECK(fl_exchange(NULL, "server and client under the shim", 0) != UINT64_MAX,
+	FL_T_CHECK(fl_exchange("server and client under the shim", NULL, NULL, 0) != UINT64_MAX,
 		   "bytes lost, or a process failed (see above)");
 	u1 = fl_t_status_u64("unpaired_left_total");
 	r1 = fl_t_status_u64("redirected_bytes");
@@ -306,6 +319,39 @@ static int test_both_ends_stay(void)
 		   "an end whose peer did enroll left the sockhash",
 		   (unsigned long long)u0, (unsigned long long)u1);
 	/* Most of the 2 x 8 MiB: all but what moved before both ends joined. */
+	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX &&
+		   r1 - r0 >= (uint64_t)ROUNDS * ROUND_BYTES,
+		   "only %llu bytes redirected of %llu each way",
+		   (unsigned long long)(r1 - r0), (unsigned long long)ROUNDS * ROUND_BYTES);
+	return 0;
+}
+
+/*
+ * Both under the shim, the server's end enrolling at accept and so before
+ * the client's, whose threshold it crosses only in its second round (the
+ * server has accepted and answered the first by then): it finds its peer
+ * missing, waits, and joins once the client has (fl_joined moved), so
+ * that the bytes are redirected after all.
+ */
+static int test_a_server_that_looked_first_joins_its_peer(void)
+{
+	static const char *const env[] = { "FASTLOCAL_ENROLL_AFTER=0", NULL };
+	static const char *const client_env[] = { "FASTLOCAL_ENROLL_AFTER=131073", NULL };
+	uint64_t w0 = fl_t_status_u64("waited_for_peer.waited");
+	uint64_t c0 = fl_t_status_u64("waited_for_peer.peer_came");
+	uint64_t r0 = fl_t_status_u64("redirected_bytes"), w1, c1, r1;
+
+	FL_T_CHECK(fl_exchange("server under the shim (enrolled at accept), client too", env,
+			       client_env, 0) != UINT64_MAX,
+		   "bytes lost, or a process failed (see above)");
+	w1 = fl_t_status_u64("waited_for_peer.waited");
+	c1 = fl_t_status_u64("waited_for_peer.peer_came");
+	r1 = fl_t_status_u64("redirected_bytes");
+	FL_T_CHECK(w0 != UINT64_MAX && w1 - w0 == 1 && c1 - c0 == 1,
+		   "waited_for_peer went from %llu/%llu to %llu/%llu (waited/peer_came): the "
+		   "server's end should have waited once and enrolled when the client came",
+		   (unsigned long long)w0, (unsigned long long)c0, (unsigned long long)w1,
+		   (unsigned long long)c1);
 	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX &&
 		   r1 - r0 >= (uint64_t)ROUNDS * ROUND_BYTES,
 		   "only %llu bytes redirected of %llu each way",
@@ -329,12 +375,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	FL_T_RUN("a client without the shim against a server under it: 128 lockstep 64 KiB "
-		 "rounds, byte-exact, no delayed-ACK stall (default threshold)",
+		 "rounds, byte-exact, no delayed-ACK stall, the server's end never joins alone "
+		 "(default threshold)",
 		 test_default_threshold);
 	FL_T_RUN("the same with the server enrolled at accept", test_enroll_at_accept);
 	FL_T_RUN("a client under the shim whose server never enrolls leaves the sockhash, though "
 		 "its answers are 5 bytes each", test_a_client_of_tiny_answers_leaves);
 	FL_T_RUN("with the client under the shim too, neither end leaves and the bytes are "
 		 "redirected", test_both_ends_stay);
+	FL_T_RUN("a server's end that looked for its client's before the client joined waits, "
+		 "then joins it, and the bytes are redirected",
+		 test_a_server_that_looked_first_joins_its_peer);
 	return fl_t_exit_status();
 }
