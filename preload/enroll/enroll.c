@@ -122,9 +122,13 @@ int fl_enroll(int fd)
 
 void fl_enroll_or_defer(int fd)
 {
-	struct fl_fd *e;
+	struct fl_fd *e = fl_fd_peek(fd);
 	int err;
 
+	/* A new connection: a wait for the peer of the socket this number
+	 * named before (closed behind the shim's back) is not its own. */
+	if (e)
+		__atomic_fetch_and(&e->flags, ~FL_FDF_PEER_WAIT, __ATOMIC_RELAXED);
 	if (!fl_config()->enroll_after || !fl_config()->enabled) {
 		/* Shared already (fork before connect), or an accepting end
 		 * whose peer is not in the sockhash yet: pending, asked again. */
