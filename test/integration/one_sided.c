@@ -19,6 +19,11 @@
  * "unpaired_left_total", every answer exact. With both ends under the
  * shim neither leaves and the bytes are redirected, also when the server's
  * end looked for its peer before the client had joined.
+ *
+ * The page-at-a-time stall itself is shown where it can still happen: an
+ * enrolled server whose client's end left the sockhash after the first
+ * round (SO_RCVLOWAT), so that every answer goes through tcp_bpf's send
+ * path to TCP.
  */
 #include <errno.h>
 #include <signal.h>
@@ -69,7 +74,7 @@ static int fl_server(void)
  * FL_UNPAIRED_GRACE_MS, 100 ms: were the server's end to join alone, the
  * second half would be plain TCP again). */
 #define PAUSE_US 300000
-static int fl_client(void)
+static int fl_client(int lowat)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -83,6 +88,11 @@ static int fl_client(void)
 	for (r = 0; r < ROUNDS; r++) {
 		if (r == ROUNDS / 2)
 			usleep(PAUSE_US);
+		/* "client-lowat": both ends have joined in the first round; an
+		 * option only TCP's receive path honours takes this end out of
+		 * the sockhash (docs/design.md, "leaving"), the server's stays. */
+		if (lowat && r == 1 && setsockopt(c, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)))
+			return 6;
 		fl_t_pattern(out, (uint64_t)r * ROUND_BYTES, sizeof(out), 7);
 		for (o = 0; o < sizeof(out); o += (size_t)n)
 			if ((n = write(c, out + o, sizeof(out) - o)) <= 0)
@@ -193,11 +203,11 @@ static int fl_wait(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* One exchange, the server under env, the client under client_env (or
- * without the shim if client_bare): the delayed ACKs it cost, or
+/* One exchange, the server under env, the client (role) under client_env
+ * (or without the shim if client_bare): the delayed ACKs it cost, or
  * UINT64_MAX if a byte was lost or a process failed. */
-static uint64_t fl_exchange(const char *what, const char *const *env,
-			    const char *const *client_env, int client_bare)
+static uint64_t fl_exchange_as(const char *what, const char *const *env, const char *role,
+			       const char *const *client_env, int client_bare)
 {
 	uint64_t d0 = fl_delayed_acks(), d1;
 	double t0 = fl_t_now();
@@ -214,7 +224,7 @@ static uint64_t fl_exchange(const char *what, const char *const *env,
 		return UINT64_MAX;
 	}
 	close(p[0]);
-	cli = fl_spawn("client", client_env, client_bare, -1);
+	cli = fl_spawn(role, client_env, client_bare, -1);
 	cst = cli > 0 ? fl_wait(cli) : -1;
 	sst = fl_wait(srv);
 	d1 = fl_delayed_acks();
@@ -222,6 +232,12 @@ static uint64_t fl_exchange(const char *what, const char *const *env,
 	       what, ROUNDS, ROUND_BYTES, (fl_t_now() - t0) * 1e3, (unsigned long long)(d1 - d0),
 	       cst, sst);
 	return cst || sst || d0 == UINT64_MAX || d1 == UINT64_MAX ? UINT64_MAX : d1 - d0;
+}
+
+static uint64_t fl_exchange(const char *what, const char *const *env,
+			    const char *const *client_env, int client_bare)
+{
+	return fl_exchange_as(what, env, "client", client_env, client_bare);
 }
 
 static uint64_t fl_plain_acks = UINT64_MAX;
@@ -359,12 +375,51 @@ static int test_a_server_that_looked_first_joins_its_peer(void)
 	return 0;
 }
 
+/*
+ * Both under the shim, then the client's end leaves the sockhash (it sets
+ * SO_RCVLOWAT after the first round) and the server's stays, its
+ * direction on TCP for good: its 64 KiB answers go through tcp_bpf's
+ * send path, which hands a message to TCP one page at a time
+ * (docs/kernel.md#push-per-page). Under Nagle the last page would wait for
+ * the client's delayed ACK, every round; the shim pushes it
+ * (preload/tx/tx_flush.c, "Nagle"), counted as nagle_pushes.
+ */
+static int test_an_end_whose_peer_left_does_not_stall(void)
+{
+	uint64_t p0 = fl_t_status_u64("nagle_pushes"), n0 = fl_t_status_u64("unenrolled_total");
+	uint64_t acks, p1, n1;
+
+	if (fl_plain_acks == UINT64_MAX) {
+		static const char *const off[] = { "FASTLOCAL=0", NULL };
+
+		fl_plain_acks = fl_exchange("plain TCP (FASTLOCAL=0)", off, NULL, 1);
+		FL_T_CHECK_NE(fl_plain_acks, UINT64_MAX, "the plain TCP exchange failed");
+	}
+	acks = fl_exchange_as("both under the shim, the client's end leaves after a round", NULL,
+			      "client-lowat", NULL, 0);
+	p1 = fl_t_status_u64("nagle_pushes");
+	n1 = fl_t_status_u64("unenrolled_total");
+	FL_T_CHECK_NE(acks, UINT64_MAX, "bytes lost, or a process failed (see above)");
+	FL_T_CHECK(n0 != UINT64_MAX && n1 - n0 == 1, "unenrolled_total went from %llu to %llu: "
+		   "the client's end should have left once", (unsigned long long)n0,
+		   (unsigned long long)n1);
+	FL_T_CHECK(acks <= fl_plain_acks + ROUNDS / 16, "%llu delayed ACKs against plain TCP's "
+		   "%llu: the server's answers waited for the client's delayed ACK",
+		   (unsigned long long)acks, (unsigned long long)fl_plain_acks);
+	FL_T_CHECK(p0 != UINT64_MAX && p1 - p0 >= ROUNDS / 2, "nagle_pushes grew by %llu: the "
+		   "server's answers did not go through tcp_bpf's send path to TCP",
+		   (unsigned long long)(p1 - p0));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "server"))
 		return fl_server();
 	if (argc > 1 && !strcmp(argv[1], "client"))
-		return fl_client();
+		return fl_client(0);
+	if (argc > 1 && !strcmp(argv[1], "client-lowat"))
+		return fl_client(2);
 	if (argc > 1 && !strcmp(argv[1], "tiny-server"))
 		return fl_tiny_server();
 	if (argc > 1 && !strcmp(argv[1], "tiny-client"))
@@ -383,6 +438,8 @@ int main(int argc, char **argv)
 		 "its answers are 5 bytes each", test_a_client_of_tiny_answers_leaves);
 	FL_T_RUN("with the client under the shim too, neither end leaves and the bytes are "
 		 "redirected", test_both_ends_stay);
+	FL_T_RUN("an enrolled server whose client's end left sends 128 lockstep 64 KiB answers "
+		 "over TCP without waiting for delayed ACKs", test_an_end_whose_peer_left_does_not_stall);
 	FL_T_RUN("a server's end that looked for its client's before the client joined waits, "
 		 "then joins it, and the bytes are redirected",
 		 test_a_server_that_looked_first_joins_its_peer);
