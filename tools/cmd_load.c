@@ -152,9 +152,14 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	}
 	if (pins.state != FL_PINS_NONE && !o.replace) {
+		/* Another version's pins (an upgrade) differ in number too: not
+		 * an interrupted load. */
+		bool other_abi = pins.meta.abi_version && pins.meta.abi_version != FL_ABI_VERSION;
+
 		snprintf(err, sizeof(err), "%s holds %s (abi %u, object %016llx, this build: abi %d, "
 			 "object %016llx); 'fastlocal load --replace' replaces it",
-			 pd->path, pins.state == FL_PINS_PARTIAL ? "an incomplete load" :
+			 pd->path, other_abi ? "the load of another fastlocal version" :
+			 pins.state == FL_PINS_PARTIAL ? "an incomplete load" :
 			 "a different fastlocal object", pins.meta.abi_version,
 			 (unsigned long long)pins.meta.object_hash, FL_ABI_VERSION,
 			 (unsigned long long)meta.object_hash);

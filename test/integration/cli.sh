@@ -87,9 +87,12 @@ unload_removes_pins_and_is_idempotent() {
 changed_object_is_replaced_only_when_asked() {
 	t_expect_rc 0 "$CLI" load --pin-dir "$P_CHANGED" || return 1
 	id1=$("$CLI" status --json --pin-dir "$P_CHANGED" | jq -r .prog_id)
-	# Pretend an older build loaded these pins: change the recorded object hash.
+	# Pretend another build of this version loaded these pins: change the
+	# recorded object hash (the ABI stays this build's).
+	abi=$("$CLI" version | sed -n 's/.*(bpf abi \([0-9]*\))$/\1/p')
+	[ -n "$abi" ] && [ "$abi" -lt 256 ] || t_fail "no ABI in 'fastlocal version'" || return 1
 	bpftool map update pinned "$P_CHANGED/map_meta" key 0 0 0 0 \
-		value 1 0 0 0 0 0 0 0 1 2 3 4 5 6 7 8 0 0 0 0 0 0 0 0 ||
+		value "$abi" 0 0 0 0 0 0 0 1 2 3 4 5 6 7 8 0 0 0 0 0 0 0 0 ||
 		t_fail "bpftool cannot rewrite the meta map" || return 1
 	t_expect_rc 1 "$CLI" load --pin-dir "$P_CHANGED" || return 1
 	t_err_has "a different fastlocal object" || return 1
@@ -102,7 +105,14 @@ changed_object_is_replaced_only_when_asked() {
 	[ "$id3" != "$id1" ] || t_fail "--replace kept the old program" || return 1
 	# An interrupted load (a pin missing) is refused the same way.
 	rm -f "$P_CHANGED/map_stats"
-	t_expect_rc 1 "$CLI" load --pin-dir "$P_CHANGED" && t_err_has "an incomplete load"
+	t_expect_rc 1 "$CLI" load --pin-dir "$P_CHANGED" && t_err_has "an incomplete load" || return 1
+	# So is another version's (an upgrade: another ABI, other pins), and
+	# named as such.
+	bpftool map update pinned "$P_CHANGED/map_meta" key 0 0 0 0 \
+		value 1 0 0 0 0 0 0 0 1 2 3 4 5 6 7 8 0 0 0 0 0 0 0 0 ||
+		t_fail "bpftool cannot rewrite the meta map" || return 1
+	t_expect_rc 1 "$CLI" load --pin-dir "$P_CHANGED" &&
+		t_err_has "the load of another fastlocal version (abi 1" && t_err_has "--replace"
 }
 
 non_root_load_names_the_missing_privilege() {
