@@ -263,7 +263,7 @@ bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)
 	moved = __atomic_add_fetch(&e->pend_moved, n, __ATOMIC_RELAXED);
 	if (moved < fl_config()->enroll_after)
 		return false;
-	flags = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
+	flags = __atomic_load_n(&e->flags, __ATOMIC_ACQUIRE);
 	if ((flags & FL_FDF_PEER_WAIT) && !fl_pending_peer_may_have_come(e))
 		return false;
 	/* Someone else held the socket last time: asked again, less and less

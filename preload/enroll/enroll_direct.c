@@ -65,6 +65,7 @@ static int fl_direct_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 	struct fl_ec_env env;
 	struct fl_sk st;
 	uint64_t cookie = 0, gen = 0;
+	uint32_t seen;
 	socklen_t olen;
 	int slot, err;
 
@@ -93,9 +94,8 @@ static int fl_direct_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 					  "the peer is not on this host");
 	if (err)
 		return -ENOTSUP;
-	if (r->peer_first && e && !(st.flags & FL_SK_ACTIVE) &&
-	    fl_ec_peer_absent(&env, &st, &e->peer_seen))
-		return fl_enroll_wait_peer(fd, e, fl_key_joined_idx(&st.key));
+	if (r->peer_first && e && !(st.flags & FL_SK_ACTIVE) && fl_ec_peer_absent(&env, &st, &seen))
+		return fl_enroll_wait_peer(fd, e, fl_key_joined_idx(&st.key), seen);
 
 	slot = fl_slot_alloc(cookie, fl_enroll_budget(fd, e), st.snd_isn, r->already_read, &gen);
 	if (slot < 0)

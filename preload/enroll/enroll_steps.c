@@ -230,10 +230,12 @@ int fl_enroll_put_off(int fd, struct fl_fd *e)
 	return -EAGAIN;
 }
 
-int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket)
+int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen)
 {
 	__atomic_store_n(&e->peer_bucket, bucket, __ATOMIC_RELAXED);
-	if (!(__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT)) {
+	__atomic_store_n(&e->peer_seen, seen, __ATOMIC_RELAXED);
+	/* (release: a thread that sees the flag sees the two above) */
+	if (!(__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELEASE) & FL_FDF_PEER_WAIT)) {
 		fl_ustat_add(FL_USTAT_PEER_WAITS, 1);
 		fl_debug("fd %d: its peer is not in the sockhash: waits for it on TCP", fd);
 	}

@@ -41,8 +41,8 @@ int fl_enroll_adopt_slot(int fd, const struct fl_sk *st);
 int fl_enroll_put_off(int fd, struct fl_fd *e);
 
 /* An accepting end's peer is not in the sockhash: e waits for fl_joined's
- * bucket (its peer_seen set already) to move (-EINPROGRESS). */
-int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket);
+ * bucket to move from seen (-EINPROGRESS). */
+int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen);
 
 /* Every fd of this process on slot (e's gen) forgets its socket. */
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot);
