@@ -237,9 +237,8 @@ static bool fl_pending_peer_may_have_come(const struct fl_fd *e)
 
 	if (!m || !m->joined)
 		return true;
-	return __atomic_load_n(&m->joined->c[__atomic_load_n(&e->peer_bucket, __ATOMIC_RELAXED) %
-					     FL_JOINED_BUCKETS], __ATOMIC_SEQ_CST) !=
-	       __atomic_load_n(&e->peer_seen, __ATOMIC_RELAXED);
+	return __atomic_load_n(&m->joined->c[__atomic_load_n(&e->peer_bucket, __ATOMIC_RELAXED)],
+			       __ATOMIC_SEQ_CST) != __atomic_load_n(&e->peer_seen, __ATOMIC_RELAXED);
 }
 
 /* An enrollment attempt of a waiting end ended (err): it is counted once

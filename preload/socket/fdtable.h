@@ -84,8 +84,9 @@ struct fl_fd {
 	uint32_t unpaired_us;
 	uint64_t unpaired_mark;
 	/* with FL_FDF_PEER_WAIT (atomic): the bucket of fl_joined this
-	 * accepting end watches, and the value it read there before it found
-	 * its peer missing (fastlocal.h, struct fl_joined) */
+	 * accepting end watches (fl_key_joined_idx's, so in range), and the
+	 * value it read there before it found its peer missing (fastlocal.h,
+	 * struct fl_joined) */
 	uint32_t peer_bucket;
 	uint32_t peer_seen;
 };

@@ -510,9 +510,12 @@ static void fl_tx_drain_for(struct fl_tx *tx, int fd, int wait_ms, bool drop)
 	fl_unlock(&tx->lock);
 }
 
+/* The longest a close waits for room, in fl_tx_drain_for's unit. */
+#define FL_DRAIN_MAX_MS ((int)(FL_LINGER_MAX_NS / 1000000))
+
 static void fl_tx_drain(struct fl_tx *tx, int fd)
 {
-	fl_tx_drain_for(tx, fd, 60 * 1000, true);
+	fl_tx_drain_for(tx, fd, FL_DRAIN_MAX_MS, true);
 }
 
 /*
@@ -557,7 +560,8 @@ static bool fl_tx_linger(struct fl_sock *s, int fd)
 	if (tx->len && !tx->linger_fd &&
 	    !libc_getsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, &len) && lg.l_onoff && lg.l_linger > 0) {
 		fl_unlock(&tx->lock);
-		fl_tx_drain_for(tx, fd, lg.l_linger < 60 ? lg.l_linger * 1000 : 60 * 1000, false);
+		fl_tx_drain_for(tx, fd, lg.l_linger < FL_DRAIN_MAX_MS / 1000 ? lg.l_linger * 1000 :
+					FL_DRAIN_MAX_MS, false);
 		fl_lock(&tx->lock);
 	}
 	if (tx->len && !tx->linger_fd) {
