@@ -411,6 +411,24 @@ static int fl_counted_once(const char *name, uint64_t before, const char *what)
 	return 0;
 }
 
+/* The reader got every byte written, in order, then EOF, and the run's
+ * counter grew by one (what: what it counts). */
+static int fl_close_run_got_all(const struct fl_close_run *k, const char *what)
+{
+	FL_T_CHECK(k->r.bad < 0, "byte %lld is wrong", (long long)k->r.bad);
+	FL_T_CHECK(k->r.eof && k->r.got == k->sent,
+		   "the reader got %llu bytes of %llu written, then EOF",
+		   (unsigned long long)k->r.got, (unsigned long long)k->sent);
+	return fl_counted_once(k->counter, k->before, what);
+}
+
+/* What a run leaves: the reader's socket and the file's content. */
+static void fl_close_run_end(struct fl_close_run *k)
+{
+	close(k->s);
+	free(fl_content);
+}
+
 /*
  * close() of a socket whose reader stopped reading, with bytes the shim
  * holds (corked) and no room for them in the kernel: TCP's close returns
@@ -428,13 +446,9 @@ static int fl_close_sends_held_bytes(int nonblocking)
 		return -1;
 	FL_T_CHECK(k.rc == 0, "close: %s", strerror(k.err));
 	FL_T_CHECK(!k.r.self_started, "close waited for the reader to read (2 s), as TCP's does not");
-	FL_T_CHECK(k.r.bad < 0, "byte %lld is wrong", (long long)k.r.bad);
-	FL_T_CHECK(k.r.eof && k.r.got == k.sent, "the reader got %llu bytes of %llu written, then EOF",
-		   (unsigned long long)k.r.got, (unsigned long long)k.sent);
-	if (fl_counted_once(k.counter, k.before, "closes that returned with bytes held"))
+	if (fl_close_run_got_all(&k, "closes that returned with bytes held"))
 		return -1;
-	close(k.s);
-	free(fl_content);
+	fl_close_run_end(&k);
 	return 0;
 }
 
@@ -517,13 +531,9 @@ static int test_close_under_a_linger_time_waits_that_long_then_sends_the_bytes(v
 	FL_T_CHECK(k.rc == 0, "close: %s", strerror(k.err));
 	FL_T_CHECK(!k.r.self_started, "close waited for the reader to read (2 s), not its linger time");
 	FL_T_CHECK(k.took >= 0.9, "close returned after %.2f s, before its linger time (1 s)", k.took);
-	FL_T_CHECK(k.r.bad < 0, "byte %lld is wrong", (long long)k.r.bad);
-	FL_T_CHECK(k.r.eof && k.r.got == k.sent, "the reader got %llu bytes of %llu written, then EOF",
-		   (unsigned long long)k.r.got, (unsigned long long)k.sent);
-	if (fl_counted_once(k.counter, k.before, "closes that returned with bytes held"))
+	if (fl_close_run_got_all(&k, "closes that returned with bytes held"))
 		return -1;
-	close(k.s);
-	free(fl_content);
+	fl_close_run_end(&k);
 	return 0;
 }
 
@@ -551,8 +561,7 @@ static int test_close_under_a_zero_linger_returns_at_once(void)
 		   (unsigned long long)k.sent);
 	if (fl_counted_once(k.counter, k.before, "closes that dropped held bytes under a zero linger"))
 		return -1;
-	close(k.s);
-	free(fl_content);
+	fl_close_run_end(&k);
 	return 0;
 }
 
