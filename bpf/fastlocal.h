@@ -17,7 +17,7 @@
 #endif
 
 /* Bumped whenever a layout below changes; "fastlocal load" refuses to mix. */
-#define FL_ABI_VERSION 7
+#define FL_ABI_VERSION 8
 
 #define FL_DEFAULT_PIN_DIR "/sys/fs/bpf/fastlocal"
 
@@ -316,6 +316,11 @@ enum fl_ustat {
 					  * and waited for it instead of enrolling alone
 					  * (struct fl_joined; counted once per socket) */
 	FL_USTAT_PEER_CAME = 42,         /* ... and its peer joined later: it enrolled then */
+	FL_USTAT_SERVER_WAITS = 43,      /* a connecting end found no accepting end under the
+					  * shim on its server's port, nor its peer in the
+					  * sockhash, and waited instead of enrolling alone
+					  * (struct fl_joined, listening; once per socket) */
+	FL_USTAT_SERVER_CAME = 44,       /* ... and such an end came later: it enrolled then */
 	FL_USTAT__NR,
 };
 #define FL_USTAT_SLOTS 64
@@ -340,8 +345,25 @@ struct fl_ustats {
  * shared by another key only costs a needless look.
  */
 #define FL_JOINED_BUCKETS 4096
+#define FL_LISTEN_PORTS 65536
 struct fl_joined {
 	__u32 c[FL_JOINED_BUCKETS];
+	/*
+	 * IMPORTANT: a connecting end cannot wait for its peer the way an
+	 * accepting one does (the accepting end waits for it), so it asks
+	 * where its peer would come from: nonzero at a port once an accepting
+	 * end under the shim has been seen there (a listen() of the shim, an
+	 * accepting end's enrollment, the broker's insert of one;
+	 * common/enroll_core.c). A connecting end whose server's port is zero
+	 * here and whose peer is not in the sockhash waits on TCP, watching
+	 * this byte and its own bucket of c (one load each per call), instead
+	 * of joining alone and paying tcp_bpf's send path for a server
+	 * without the shim (issue 14's one-sided case). Never cleared until
+	 * the next load: a port whose server under the shim went away only
+	 * lets its connecting ends join alone, as every one did before, and
+	 * leave again (preload/enroll/unpaired.c).
+	 */
+	__u8 listening[FL_LISTEN_PORTS];
 };
 
 /*

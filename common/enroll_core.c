@@ -53,10 +53,27 @@ int fl_ec_insert(const struct fl_ec_env *env, int fd, struct fl_sk *st, uint32_t
 	ref->owner = cookie;
 	ref->sk_flags = st->flags & FL_SK_ACTIVE;
 	err = fl_em_insert(&env->em, fd, st, ref, fault);
+	if (err || !env->joined)
+		return err;
+	if (!(st->flags & FL_SK_ACTIVE))
+		fl_ec_note_server(env->joined, st->key.local_port);
 	/* After the insert (struct fl_joined says why). */
-	if (!err && env->joined)
-		__atomic_fetch_add(&env->joined->c[fl_key_joined_idx(&st->peer)], 1, __ATOMIC_SEQ_CST);
-	return err;
+	__atomic_fetch_add(&env->joined->c[fl_key_joined_idx(&st->peer)], 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void fl_ec_note_server(struct fl_joined *j, uint16_t port)
+{
+	/* Read first: a store to a line every connection reads would move it
+	 * between CPUs for nothing once the port is marked. */
+	if (j && !__atomic_load_n(&j->listening[port], __ATOMIC_RELAXED))
+		__atomic_store_n(&j->listening[port], 1, __ATOMIC_SEQ_CST);
+}
+
+bool fl_ec_server_seen(const struct fl_ec_env *env, const struct fl_sk *st)
+{
+	return !env->joined ||
+	       __atomic_load_n(&env->joined->listening[st->key.remote_port], __ATOMIC_SEQ_CST);
 }
 
 bool fl_ec_peer_absent(const struct fl_ec_env *env, const struct fl_sk *st, uint32_t *seen)

@@ -51,15 +51,26 @@ int fl_ec_keys(const struct fl_ec_env *env, struct fl_sk *st, uint64_t netns,
 /*
  * The transaction: st (keys built) takes slot and cookie, the slot index
  * entry is ref (owner filled by fl_ec_owner) naming them, and fd joins the
- * sockhash (fl_em_insert, with fault acted out: tests), then the peer's
- * bucket of fl_joined is bumped (a peer waiting for this end). 0 or
+ * sockhash (fl_em_insert, with fault acted out: tests), then an accepting
+ * end's port is marked (fl_ec_note_server) and the peer's bucket of
+ * fl_joined is bumped (a peer waiting for this end). 0 or
  * -errno, all undone but the slot, which is the caller's.
  */
 int fl_ec_insert(const struct fl_ec_env *env, int fd, struct fl_sk *st, uint32_t slot,
 		 uint64_t cookie, struct fl_slot_ref *ref, int fault);
 
 /*
- * The peer of an accepting end (st, keys built) is not in the sockhash
+ * Ports with an accepting end under the shim (fastlocal.h, struct
+ * fl_joined, listening). fl_ec_note_server marks a port (j NULL: no
+ * fl_joined, nothing to mark); fl_ec_server_seen tells whether the
+ * server's port of a connecting end (st) is marked: true as well when
+ * there is no fl_joined to look at.
+ */
+void fl_ec_note_server(struct fl_joined *j, uint16_t port);
+bool fl_ec_server_seen(const struct fl_ec_env *env, const struct fl_sk *st);
+
+/*
+ * The peer of an end (st, keys built) is not in the sockhash
  * yet: true, with *seen the value of st's bucket of fl_joined read before
  * the sockhash was asked (fastlocal.h, struct fl_joined: the end asks
  * again once that value moved). False when the peer is there, or when

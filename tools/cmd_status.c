@@ -190,6 +190,10 @@ static void fl_print_json(const struct fl_status *s, const struct fl_pin_dir *pd
 	fl_json_u64(&j, "waited", us[FL_USTAT_PEER_WAITS]);
 	fl_json_u64(&j, "peer_came", us[FL_USTAT_PEER_CAME]);
 	fl_json_close(&j);
+	fl_json_object(&j, "waited_for_server");
+	fl_json_u64(&j, "waited", us[FL_USTAT_SERVER_WAITS]);
+	fl_json_u64(&j, "server_came", us[FL_USTAT_SERVER_CAME]);
+	fl_json_close(&j);
 	fl_json_object(&j, "fallbacks");
 	for (i = 0; i < FL_NR(fl_fallback_names); i++)
 		fl_json_u64(&j, fl_fallback_names[i].key, us[fl_fallback_names[i].idx]);
@@ -303,6 +307,10 @@ static void fl_print_text(const struct fl_status *s, const struct fl_pin_dir *pd
 	printf("                %llu accepting ends waited for their peer to enroll first, %llu "
 	       "of them enrolled when it came\n",
 	       (unsigned long long)us[FL_USTAT_PEER_WAITS], (unsigned long long)us[FL_USTAT_PEER_CAME]);
+	printf("                %llu connecting ends waited for a server under the shim (none "
+	       "seen on the port), %llu of them enrolled when it came\n",
+	       (unsigned long long)us[FL_USTAT_SERVER_WAITS],
+	       (unsigned long long)us[FL_USTAT_SERVER_CAME]);
 	printf("  SYN nonce:    sent %llu (no room %llu), received %llu, missing %llu\n",
 	       (unsigned long long)st[FL_STAT_NONCE_SENT],
 	       (unsigned long long)st[FL_STAT_NONCE_NO_ROOM],

@@ -47,6 +47,7 @@ static void *fl_libc_bind(const char *name, void **slot)
 
 FL_LIBC(int, connect, (int fd, const struct sockaddr *addr, socklen_t len), (fd, addr, len),
 	(SYS_connect, fd, addr, len))
+FL_LIBC(int, listen, (int fd, int backlog), (fd, backlog), (SYS_listen, fd, backlog))
 FL_LIBC(int, accept, (int fd, struct sockaddr *addr, socklen_t *len), (fd, addr, len),
 	(SYS_accept, fd, addr, len))
 FL_LIBC(int, accept4, (int fd, struct sockaddr *addr, socklen_t *len, int flags),

@@ -19,6 +19,7 @@
 int libc_connect(int fd, const struct sockaddr *addr, socklen_t len);
 int libc_close(int fd);
 int libc_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+int libc_listen(int fd, int backlog);
 int libc_accept(int fd, struct sockaddr *addr, socklen_t *len);
 int libc_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int libc_setsockopt(int fd, int level, int name, const void *val, socklen_t len);

@@ -146,6 +146,32 @@ void fl_enroll_or_defer(int fd)
 	__atomic_store_n(&e->state, FL_FD_PENDING, __ATOMIC_RELEASE);
 }
 
+void fl_enroll_note_listener(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	const struct fl_maps *m;
+	int saved = errno;
+	uint16_t port;
+
+	if (!fl_config()->enabled || !fl_is_tcp_socket(fd) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len))
+		goto out;
+	if (a.ss_family == AF_INET)
+		port = ntohs(((const struct sockaddr_in *)&a)->sin_port);
+	else if (a.ss_family == AF_INET6)
+		port = ntohs(((const struct sockaddr_in6 *)&a)->sin6_port);
+	else
+		goto out;
+	/* (brokered: no fl_joined here; the broker marks the port at the
+	 * first insert of an accepting end) */
+	m = fl_maps();
+	if (m)
+		fl_ec_note_server(m->joined, port);
+out:
+	errno = saved;
+}
+
 /*
  * IMPORTANT: a read of a pending fd that is still in flight when its socket
  * enrolls must count its bytes exactly once: in pend_read if enrollment
@@ -228,27 +254,33 @@ void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n)
 }
 
 /*
- * An accepting end waiting for its peer (FL_FDF_PEER_WAIT): has anyone
- * joined the sockhash at its bucket since it looked? One load.
+ * An end waiting for its peer (FL_FDF_PEER_WAIT): has anyone joined the
+ * sockhash at its bucket since it looked, or, for a connecting end, has an
+ * accepting end under the shim been seen on its server's port? One load
+ * each.
  */
 static bool fl_pending_peer_may_have_come(const struct fl_fd *e)
 {
 	const struct fl_maps *m = fl_maps_if_open();
+	uint16_t port = __atomic_load_n(&e->server_port, __ATOMIC_RELAXED);
 
 	if (!m || !m->joined)
+		return true;
+	if (port && __atomic_load_n(&m->joined->listening[port], __ATOMIC_SEQ_CST))
 		return true;
 	return __atomic_load_n(&m->joined->c[__atomic_load_n(&e->peer_bucket, __ATOMIC_RELAXED)],
 			       __ATOMIC_SEQ_CST) != __atomic_load_n(&e->peer_seen, __ATOMIC_RELAXED);
 }
 
 /* An enrollment attempt of a waiting end ended (err): it is counted once
- * if its peer came and it enrolled. */
+ * if what it waited for came and it enrolled. */
 static void fl_pending_peer_done(struct fl_fd *e, int err)
 {
 	if (err == -EINPROGRESS || fl_fd_state(e) != FL_FD_ENROLLED)
 		return;
 	if (__atomic_fetch_and(&e->flags, ~FL_FDF_PEER_WAIT, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT)
-		fl_ustat_add(FL_USTAT_PEER_CAME, 1);
+		fl_ustat_add(__atomic_load_n(&e->server_port, __ATOMIC_RELAXED) ?
+				     FL_USTAT_SERVER_CAME : FL_USTAT_PEER_CAME, 1);
 }
 
 bool fl_pending_io(int fd, struct fl_fd *e, uint64_t n)

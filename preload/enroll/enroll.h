@@ -31,20 +31,27 @@ int fl_enroll(int fd);
  * counts them as read. busy: a read of another thread was in flight when
  * enrollment began, so who holds the socket cannot be asked now: it
  * enrolls without that check and is not a redirect target until a later
- * one passes. peer_first: an accepting end whose peer is not in the
- * sockhash yet does not enroll alone (-EINPROGRESS): it waits, pending,
- * for fl_joined to say its peer may have come (fastlocal.h; the direct
- * back-end only: a brokered one cannot read fl_joined). */
+ * one passes. peer_first: an end whose peer is not in the sockhash yet
+ * does not enroll alone (-EINPROGRESS) if it is an accepting end, or a
+ * connecting one whose server's port never had an accepting end under the
+ * shim: it waits, pending, for fl_joined to say its peer may have come
+ * (fastlocal.h; the direct back-end only: a brokered one cannot read
+ * fl_joined). */
 int fl_enroll_read(int fd, uint64_t already_read, bool busy, bool peer_first);
 
 /*
  * After connect()/accept(): enrolls fd at once when FASTLOCAL_ENROLL_AFTER
- * is 0 (an accepting end only once its peer is in the sockhash, pending
- * until then: fl_enroll_read's peer_first); otherwise marks it pending, for fl_pending_io() to enroll once the
- * connection has moved that many bytes. A connection that closes sooner
- * never pays for enrollment: no system call here.
+ * is 0 (if its peer may come: fl_enroll_read's peer_first; pending until
+ * then); otherwise marks it pending, for fl_pending_io() to enroll once
+ * the connection has moved that many bytes. A connection that closes
+ * sooner never pays for enrollment: no system call here.
  */
 void fl_enroll_or_defer(int fd);
+
+/* After a listen() of the application: marks fd's port as one with an
+ * accepting end under the shim (fastlocal.h, struct fl_joined), so that
+ * connecting ends under the shim need not wait for it. Keeps errno. */
+void fl_enroll_note_listener(int fd);
 
 /* A pending fd moved n more bytes (a write, before it; a read, through
  * fl_pending_read_done). Enrolls it when it has moved enough; true if fd is

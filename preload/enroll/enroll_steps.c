@@ -230,12 +230,20 @@ int fl_enroll_put_off(int fd, struct fl_fd *e)
 	return -EAGAIN;
 }
 
-int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen)
+int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen,
+			uint16_t server_port)
 {
 	__atomic_store_n(&e->peer_bucket, bucket, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->peer_seen, seen, __ATOMIC_RELAXED);
-	/* (release: a thread that sees the flag sees the two above) */
-	if (!(__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELEASE) & FL_FDF_PEER_WAIT)) {
+	__atomic_store_n(&e->server_port, server_port, __ATOMIC_RELAXED);
+	/* (release: a thread that sees the flag sees the three above) */
+	if (__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELEASE) & FL_FDF_PEER_WAIT)
+		return -EINPROGRESS;
+	if (server_port) {
+		fl_ustat_add(FL_USTAT_SERVER_WAITS, 1);
+		fl_debug("fd %d: no server under the shim seen on port %u, its peer not in the "
+			 "sockhash: waits on TCP", fd, server_port);
+	} else {
 		fl_ustat_add(FL_USTAT_PEER_WAITS, 1);
 		fl_debug("fd %d: its peer is not in the sockhash: waits for it on TCP", fd);
 	}

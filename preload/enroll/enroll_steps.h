@@ -40,9 +40,11 @@ int fl_enroll_adopt_slot(int fd, const struct fl_sk *st);
 /* Someone else holds the socket: enrollment is put off (-EAGAIN). */
 int fl_enroll_put_off(int fd, struct fl_fd *e);
 
-/* An accepting end's peer is not in the sockhash: e waits for fl_joined's
- * bucket to move from seen (-EINPROGRESS). */
-int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen);
+/* An end's peer is not in the sockhash: e waits for fl_joined's bucket to
+ * move from seen, or, a connecting end (server_port not 0), for its
+ * server's port to be marked (fastlocal.h, struct fl_joined). -EINPROGRESS. */
+int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen,
+			uint16_t server_port);
 
 /* Every fd of this process on slot (e's gen) forgets its socket. */
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot);

@@ -4,7 +4,7 @@
  *
  * shim.c exports one-line forwarders to these; they reach libc through the
  * libc_<fn> trampolines. sock_calls.c has the socket bookkeeping (connect,
- * accept, close, dup, fcntl, setsockopt), io.c the send and receive families.
+ * listen, accept, close, dup, fcntl, setsockopt), io.c the send and receive families.
  */
 #ifndef FL_CALLS_H
 #define FL_CALLS_H
@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 int fl_connect(int fd, const struct sockaddr *addr, socklen_t len);
+int fl_listen(int fd, int backlog);
 int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 int fl_accept(int fd, struct sockaddr *addr, socklen_t *len);
 int fl_close(int fd, int (*real)(int));

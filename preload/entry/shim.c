@@ -34,6 +34,11 @@ FL_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return fl_connect(fd, addr, len);
 }
 
+FL_EXPORT int listen(int fd, int backlog)
+{
+	return fl_listen(fd, backlog);
+}
+
 FL_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	return fl_accept(fd, addr, len);

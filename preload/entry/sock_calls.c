@@ -73,6 +73,22 @@ int fl_connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return r;
 }
 
+/*
+ * IMPORTANT: a connecting end under the shim joins the sockhash at once
+ * only if an accepting end under the shim was seen on its server's port
+ * (fastlocal.h, struct fl_joined); marking the port here, before any
+ * client can connect, spares the first connections of a new server a wait
+ * (their accepting ends would mark it only when they enroll).
+ */
+int fl_listen(int fd, int backlog)
+{
+	int r = libc_listen(fd, backlog);
+
+	if (r == 0)
+		fl_enroll_note_listener(fd); /* keeps errno */
+	return r;
+}
+
 int fl_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	struct fl_fd *lst, *e;

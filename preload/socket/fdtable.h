@@ -48,8 +48,9 @@ enum fl_fd_state {
 #define FL_FDF_UNPAIRED_BUSY (1u << 10) /* a thread is deciding (unpaired.c) */
 #define FL_FDF_UNPAIRED_LEAVING (1u << 11) /* it decided to leave and the bytes
 					    * the peer sent are not all read yet */
-#define FL_FDF_PEER_WAIT  (1u << 12) /* an accepting end found its peer missing:
-				      * pending until peer_bucket moves (enroll.c) */
+#define FL_FDF_PEER_WAIT  (1u << 12) /* an end found its peer missing: pending until
+				      * peer_bucket moves, or server_port is marked
+				      * (enroll.c) */
 
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
@@ -83,12 +84,14 @@ struct fl_fd {
 	 * from that one's */
 	uint32_t unpaired_us;
 	uint64_t unpaired_mark;
-	/* with FL_FDF_PEER_WAIT (atomic): the bucket of fl_joined this
-	 * accepting end watches (fl_key_joined_idx's, so in range), and the
-	 * value it read there before it found its peer missing (fastlocal.h,
-	 * struct fl_joined) */
+	/* with FL_FDF_PEER_WAIT (atomic): the bucket of fl_joined this end
+	 * watches (fl_key_joined_idx's, so in range), the value it read there
+	 * before it found its peer missing, and for a connecting end the
+	 * server's port it watches in fl_joined's listening (0: an accepting
+	 * end; fastlocal.h, struct fl_joined) */
 	uint32_t peer_bucket;
 	uint32_t peer_seen;
+	uint16_t server_port;
 };
 
 #define FL_FD_MAX (1 << 20) /* fds above are never tracked (pass-through) */

@@ -34,6 +34,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "fltest.h"
@@ -42,6 +43,15 @@
 #define ROUNDS 128
 #define ROUND_BYTES 65536
 #define PORT 24680
+/* Ports no other test listens on: a port once listened on under the shim
+ * stays marked until the next load (fastlocal.h, struct fl_joined). */
+#define PORT_NEVER_SHIM "24681" /* only ever a server without the shim */
+#define PORT_ONCE_SHIM "24682"  /* a server under the shim, then one without */
+#define PORT_RAW_LISTEN "24683" /* a server under the shim, listen() bypassing it */
+#define PORT_NEW_SHIM "24684"   /* a server under the shim, on a port new to the load */
+
+/* The port of this process's role: FL_T_PORT, or PORT. */
+static int fl_port = PORT;
 
 extern char **environ;
 
@@ -51,16 +61,27 @@ static uint64_t fl_delayed_acks(void)
 	return fl_t_net_counter("/proc/net/netstat", "TcpExt", "DelayedACKs");
 }
 
-/* "server": echoes one connection until EOF. */
-static int fl_server(void)
+/* A listening socket on fl_port, its listen() through the shim or, raw,
+ * around it (as a socket inherited from a parent without the shim). */
+static int fl_listener(int raw)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(fl_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, s;
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
 	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
-	    write(STDOUT_FILENO, "r", 1) != 1)
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) ||
+	    (raw ? syscall(SYS_listen, l, 1) : listen(l, 1)))
+		return -1;
+	return l;
+}
+
+/* "server" ("server-raw-listen"): echoes one connection until EOF. */
+static int fl_server(int raw)
+{
+	int l = fl_listener(raw), s;
+
+	if (l < 0 || write(STDOUT_FILENO, "r", 1) != 1)
 		return 2;
 	s = accept(l, NULL, NULL);
 	if (s < 0)
@@ -76,7 +97,7 @@ static int fl_server(void)
 #define PAUSE_US 300000
 static int fl_client(int lowat)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT),
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(fl_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	static uint8_t out[ROUND_BYTES], in[ROUND_BYTES];
 	int c = socket(AF_INET, SOCK_STREAM, 0), r;
@@ -119,16 +140,12 @@ static int fl_client(int lowat)
 #define TINY_ANS 5
 static int fl_tiny_server(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT + 1),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, s, r;
+	int l = fl_listener(0), s, r;
 	char req[TINY_REQ];
 	size_t got;
 	ssize_t n;
 
-	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
-	    write(STDOUT_FILENO, "r", 1) != 1)
+	if (l < 0 || write(STDOUT_FILENO, "r", 1) != 1)
 		return 2;
 	s = accept(l, NULL, NULL);
 	if (s < 0)
@@ -145,7 +162,7 @@ static int fl_tiny_server(void)
 
 static int fl_tiny_client(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PORT + 1),
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(fl_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int c = socket(AF_INET, SOCK_STREAM, 0), r;
 	char req[TINY_REQ], ans[TINY_ANS];
@@ -203,11 +220,11 @@ static int fl_wait(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* One exchange, the server under env, the client (role) under client_env
- * (or without the shim if client_bare): the delayed ACKs it cost, or
- * UINT64_MAX if a byte was lost or a process failed. */
-static uint64_t fl_exchange_as(const char *what, const char *const *env, const char *role,
-			       const char *const *client_env, int client_bare)
+/* One exchange, the server (srole) under env, the client (role) under
+ * client_env (or without the shim if client_bare): the delayed ACKs it
+ * cost, or UINT64_MAX if a byte was lost or a process failed. */
+static uint64_t fl_exchange_roles(const char *what, const char *srole, const char *const *env,
+				  const char *role, const char *const *client_env, int client_bare)
 {
 	uint64_t d0 = fl_delayed_acks(), d1;
 	double t0 = fl_t_now();
@@ -217,7 +234,7 @@ static uint64_t fl_exchange_as(const char *what, const char *const *env, const c
 
 	if (pipe(p))
 		return UINT64_MAX;
-	srv = fl_spawn("server", env, 0, p[1]);
+	srv = fl_spawn(srole, env, 0, p[1]);
 	close(p[1]);
 	if (srv < 0 || read(p[0], &c, 1) != 1) {
 		close(p[0]);
@@ -232,6 +249,12 @@ static uint64_t fl_exchange_as(const char *what, const char *const *env, const c
 	       what, ROUNDS, ROUND_BYTES, (fl_t_now() - t0) * 1e3, (unsigned long long)(d1 - d0),
 	       cst, sst);
 	return cst || sst || d0 == UINT64_MAX || d1 == UINT64_MAX ? UINT64_MAX : d1 - d0;
+}
+
+static uint64_t fl_exchange_as(const char *what, const char *const *env, const char *role,
+			       const char *const *client_env, int client_bare)
+{
+	return fl_exchange_roles(what, "server", env, role, client_env, client_bare);
 }
 
 static uint64_t fl_exchange(const char *what, const char *const *env,
@@ -290,30 +313,80 @@ static int test_enroll_at_accept(void)
 	return fl_case(env, "server under the shim, enrolled at accept");
 }
 
-/*
- * The other way round, with answers too small to tell: a client under the
- * shim against a server without it leaves the sockhash (once, every
- * answer exact), because the server's receive queue shows it read the
- * client's requests (preload/enroll/unpaired.c). Before, such a client
- * stayed in the sockhash until it had read 16 KiB of answers: never, here.
- */
-static int test_a_client_of_tiny_answers_leaves(void)
+/* A tiny exchange on port (FL_T_PORT=...), the server without the shim,
+ * the client under it: 0, or -1 if an answer was wrong or lost. */
+static int fl_tiny_exchange(const char *port_env)
 {
-	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), u1;
+	const char *const env[] = { port_env, NULL };
 	int p[2], sst, cst;
 	pid_t srv, cli;
 	char c;
 
-	FL_T_CHECK(pipe(p) == 0, "pipe");
-	srv = fl_spawn("tiny-server", NULL, 1, p[1]);
+	if (pipe(p))
+		return -1;
+	srv = fl_spawn("tiny-server", env, 1, p[1]);
 	close(p[1]);
-	FL_T_CHECK(srv > 0 && read(p[0], &c, 1) == 1, "the server did not start");
+	if (srv < 0 || read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		return -1;
+	}
 	close(p[0]);
-	cli = fl_spawn("tiny-client", NULL, 0, -1);
+	cli = fl_spawn("tiny-client", env, 0, -1);
 	cst = cli > 0 ? fl_wait(cli) : -1;
 	sst = fl_wait(srv);
+	if (cst || sst)
+		fprintf(stderr, "  tiny exchange: client %d, server %d\n", cst, sst);
+	return cst || sst ? -1 : 0;
+}
+
+/*
+ * The other way round: a client under the shim against a server without
+ * it, on a port where no server under the shim ever listened, never joins
+ * the sockhash: it finds neither its peer nor a server under the shim seen
+ * on the port, and waits on TCP (counted once in
+ * "waited_for_server.waited"). Before, it joined alone and paid
+ * tcp_bpf's send path until it left again.
+ */
+static int test_a_client_of_a_server_without_the_shim_never_joins(void)
+{
+	uint64_t e0 = fl_t_status_u64("enrolled_total"), w0 = fl_t_status_u64("waited_for_server.waited");
+	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), e1, w1, u1;
+
+	FL_T_CHECK(fl_tiny_exchange("FL_T_PORT=" PORT_NEVER_SHIM) == 0,
+		   "an answer was wrong or lost (see above)");
+	e1 = fl_t_status_u64("enrolled_total");
+	w1 = fl_t_status_u64("waited_for_server.waited");
 	u1 = fl_t_status_u64("unpaired_left_total");
-	FL_T_CHECK(cst == 0 && sst == 0, "client %d, server %d: an answer was wrong or lost", cst, sst);
+	FL_T_CHECK(e0 != UINT64_MAX && e1 == e0, "enrolled_total went from %llu to %llu: the "
+		   "client's end joined the sockhash alone", (unsigned long long)e0,
+		   (unsigned long long)e1);
+	FL_T_CHECK(w0 != UINT64_MAX && w1 != UINT64_MAX && w1 - w0 == 1,
+		   "waited_for_server.waited went from %llu to %llu: the client's end should have "
+		   "waited once", (unsigned long long)w0, (unsigned long long)w1);
+	FL_T_CHECK(u0 != UINT64_MAX && u1 == u0, "unpaired_left_total went from %llu to %llu",
+		   (unsigned long long)u0, (unsigned long long)u1);
+	return 0;
+}
+
+/*
+ * Where a server under the shim listened before (the port stays marked),
+ * a client under the shim joins, and must leave the sockhash when its
+ * server of now never enrolls (preload/enroll/unpaired.c): once, every
+ * answer exact, though its answers are 5 bytes each, because the
+ * server's receive queue shows it read the client's requests. Before
+ * that, such a client stayed in the sockhash until it had read 16 KiB of
+ * answers: never, here.
+ */
+static int test_a_client_of_tiny_answers_leaves(void)
+{
+	static const char *const env[] = { "FL_T_PORT=" PORT_ONCE_SHIM, NULL };
+	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), u1;
+	pid_t once;
+
+	once = fl_spawn("listen-only", env, 0, -1);
+	FL_T_CHECK(once > 0 && fl_wait(once) == 0, "the server under the shim did not listen");
+	FL_T_CHECK(fl_tiny_exchange(env[0]) == 0, "an answer was wrong or lost (see above)");
+	u1 = fl_t_status_u64("unpaired_left_total");
 	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
 		   "unpaired_left_total went from %llu to %llu: the client's end, whose peer "
 		   "never enrolled, should have left the sockhash once",
@@ -321,19 +394,68 @@ static int test_a_client_of_tiny_answers_leaves(void)
 	return 0;
 }
 
-/* Both ends under the shim: neither leaves, and the bytes are redirected. */
+/*
+ * Both under the shim, but the server's listen() bypassed it (a socket
+ * inherited from a parent without the shim): the client's end, first to
+ * cross its threshold, waits (no server seen on the port); the server's
+ * end marks the port when it would enroll, finds its peer missing and
+ * waits too; the client's next call sees the mark and joins, and the
+ * server's follows: the bytes are redirected after all.
+ */
+static int test_a_client_that_waited_joins_when_its_server_comes(void)
+{
+	static const char *const env[] = { "FL_T_PORT=" PORT_RAW_LISTEN, NULL };
+	uint64_t w0 = fl_t_status_u64("waited_for_server.waited");
+	uint64_t c0 = fl_t_status_u64("waited_for_server.server_came");
+	uint64_t p0 = fl_t_status_u64("waited_for_peer.peer_came");
+	uint64_t r0 = fl_t_status_u64("redirected_bytes"), w1, c1, p1, r1;
+
+	FL_T_CHECK(fl_exchange_roles("both under the shim, the server's listen() around it",
+				     "server-raw-listen", env, "client", env, 0) != UINT64_MAX,
+		   "bytes lost, or a process failed (see above)");
+	w1 = fl_t_status_u64("waited_for_server.waited");
+	c1 = fl_t_status_u64("waited_for_server.server_came");
+	p1 = fl_t_status_u64("waited_for_peer.peer_came");
+	r1 = fl_t_status_u64("redirected_bytes");
+	FL_T_CHECK(w0 != UINT64_MAX && w1 - w0 == 1 && c1 - c0 == 1 && p1 - p0 == 1,
+		   "waited_for_server went from %llu/%llu to %llu/%llu (waited/server_came), "
+		   "waited_for_peer.peer_came grew by %llu: the client's end should have waited "
+		   "once and joined when the server's came, and the server's followed",
+		   (unsigned long long)w0, (unsigned long long)c0, (unsigned long long)w1,
+		   (unsigned long long)c1, (unsigned long long)(p1 - p0));
+	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX &&
+		   r1 - r0 >= (uint64_t)ROUNDS * ROUND_BYTES,
+		   "only %llu bytes redirected of %llu each way",
+		   (unsigned long long)(r1 - r0), (unsigned long long)ROUNDS * ROUND_BYTES);
+	return 0;
+}
+
+/*
+ * Both ends under the shim: neither leaves, and the bytes are redirected.
+ * On a port no server had listened on before, the client's end does not
+ * wait: the server's listen() marked the port (preload/entry/sock_calls.c).
+ */
 static int test_both_ends_stay(void)
 {
+	static const char *const env[] = { "FL_T_PORT=" PORT_NEW_SHIM, NULL };
 	uint64_t u0 = fl_t_status_u64("unpaired_left_total");
-	uint64_t r0 = fl_t_status_u64("redirected_bytes"), u1, r1;
+	uint64_t w0 = fl_t_status_u64("waited_for_server.waited");
+	uint64_t p0 = fl_t_status_u64("waited_for_peer.waited");
+	uint64_t r0 = fl_t_status_u64("redirected_bytes"), u1, r1, w1, p1;
 
-	FL_T_CHECK(fl_exchange("server and client under the shim", NULL, NULL, 0) != UINT64_MAX,
+	FL_T_CHECK(fl_exchange("server and client under the shim", env, env, 0) != UINT64_MAX,
 		   "bytes lost, or a process failed (see above)");
 	u1 = fl_t_status_u64("unpaired_left_total");
 	r1 = fl_t_status_u64("redirected_bytes");
+	w1 = fl_t_status_u64("waited_for_server.waited");
+	p1 = fl_t_status_u64("waited_for_peer.waited");
 	FL_T_CHECK(u0 != UINT64_MAX && u1 == u0, "unpaired_left_total went from %llu to %llu: "
 		   "an end whose peer did enroll left the sockhash",
 		   (unsigned long long)u0, (unsigned long long)u1);
+	FL_T_CHECK(w0 != UINT64_MAX && w1 == w0 && p0 != UINT64_MAX && p1 == p0,
+		   "waited_for_server.waited grew by %llu, waited_for_peer.waited by %llu: the "
+		   "client's end should have joined at once, and the server's found it there",
+		   (unsigned long long)(w1 - w0), (unsigned long long)(p1 - p0));
 	/* Most of the 2 x 8 MiB: all but what moved before both ends joined. */
 	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX &&
 		   r1 - r0 >= (uint64_t)ROUNDS * ROUND_BYTES,
@@ -414,8 +536,14 @@ static int test_an_end_whose_peer_left_does_not_stall(void)
 
 int main(int argc, char **argv)
 {
+	if (getenv("FL_T_PORT"))
+		fl_port = atoi(getenv("FL_T_PORT"));
 	if (argc > 1 && !strcmp(argv[1], "server"))
-		return fl_server();
+		return fl_server(0);
+	if (argc > 1 && !strcmp(argv[1], "server-raw-listen"))
+		return fl_server(1);
+	if (argc > 1 && !strcmp(argv[1], "listen-only"))
+		return fl_listener(0) < 0 ? 2 : 0;
 	if (argc > 1 && !strcmp(argv[1], "client"))
 		return fl_client(0);
 	if (argc > 1 && !strcmp(argv[1], "client-lowat"))
@@ -434,8 +562,14 @@ int main(int argc, char **argv)
 		 "(default threshold)",
 		 test_default_threshold);
 	FL_T_RUN("the same with the server enrolled at accept", test_enroll_at_accept);
-	FL_T_RUN("a client under the shim whose server never enrolls leaves the sockhash, though "
-		 "its answers are 5 bytes each", test_a_client_of_tiny_answers_leaves);
+	FL_T_RUN("a client under the shim whose server never ran under the shim on its port "
+		 "never joins the sockhash", test_a_client_of_a_server_without_the_shim_never_joins);
+	FL_T_RUN("a client under the shim whose port had a server under the shim, but whose "
+		 "server never enrolls, leaves the sockhash, though its answers are 5 bytes each",
+		 test_a_client_of_tiny_answers_leaves);
+	FL_T_RUN("a client that found no server under the shim on its port waits, then joins "
+		 "when its server's end comes, and the bytes are redirected",
+		 test_a_client_that_waited_joins_when_its_server_comes);
 	FL_T_RUN("with the client under the shim too, neither end leaves and the bytes are "
 		 "redirected", test_both_ends_stay);
 	FL_T_RUN("an enrolled server whose client's end left sends 128 lockstep 64 KiB answers "
