@@ -263,11 +263,42 @@ static uint64_t fl_exchange(const char *what, const char *const *env,
 	return fl_exchange_as(what, env, "client", client_env, client_bare);
 }
 
+/* The counters an end that stays out of the sockhash moves: enrolled,
+ * waited (the counter named waited) and unpaired-left totals. */
+struct fl_counts {
+	uint64_t enrolled, waited, left;
+};
+
+static void fl_counts_read(struct fl_counts *c, const char *waited)
+{
+	c->enrolled = fl_t_status_u64("enrolled_total");
+	c->waited = fl_t_status_u64(waited);
+	c->left = fl_t_status_u64("unpaired_left_total");
+}
+
+/* Between a and b, who's end (one end of one connection) never joined the
+ * sockhash: it waited once (counter waited), and nothing left it. */
+static int fl_check_stayed_out(const struct fl_counts *a, const struct fl_counts *b,
+			       const char *waited, const char *who)
+{
+	FL_T_CHECK(a->enrolled != UINT64_MAX && b->enrolled == a->enrolled,
+		   "enrolled_total went from %llu to %llu: the %s's end joined the sockhash alone",
+		   (unsigned long long)a->enrolled, (unsigned long long)b->enrolled, who);
+	FL_T_CHECK(a->waited != UINT64_MAX && b->waited != UINT64_MAX && b->waited - a->waited == 1,
+		   "%s went from %llu to %llu: the %s's end should have waited once", waited,
+		   (unsigned long long)a->waited, (unsigned long long)b->waited, who);
+	FL_T_CHECK(a->left != UINT64_MAX && b->left == a->left,
+		   "unpaired_left_total went from %llu to %llu", (unsigned long long)a->left,
+		   (unsigned long long)b->left);
+	return 0;
+}
+
 static uint64_t fl_plain_acks = UINT64_MAX;
 
 static int fl_case(const char *const *env, const char *what)
 {
-	uint64_t e0, acks, u0, u1, w0, w1, e1;
+	struct fl_counts c0, c1;
+	uint64_t acks;
 
 	if (fl_plain_acks == UINT64_MAX) {
 		static const char *const off[] = { "FASTLOCAL=0", NULL };
@@ -275,22 +306,12 @@ static int fl_case(const char *const *env, const char *what)
 		fl_plain_acks = fl_exchange("plain TCP (FASTLOCAL=0)", off, NULL, 1);
 		FL_T_CHECK_NE(fl_plain_acks, UINT64_MAX, "the plain TCP exchange failed");
 	}
-	e0 = fl_t_status_u64("enrolled_total");
-	u0 = fl_t_status_u64("unpaired_left_total");
-	w0 = fl_t_status_u64("waited_for_peer.waited");
+	fl_counts_read(&c0, "waited_for_peer.waited");
 	acks = fl_exchange(what, env, NULL, 1);
-	e1 = fl_t_status_u64("enrolled_total");
-	u1 = fl_t_status_u64("unpaired_left_total");
-	w1 = fl_t_status_u64("waited_for_peer.waited");
+	fl_counts_read(&c1, "waited_for_peer.waited");
 	FL_T_CHECK_NE(acks, UINT64_MAX, "bytes lost, or a process failed (see above)");
-	FL_T_CHECK(e0 != UINT64_MAX && e1 == e0, "enrolled_total went from %llu to %llu: the "
-		   "server's end joined the sockhash alone", (unsigned long long)e0,
-		   (unsigned long long)e1);
-	FL_T_CHECK(w0 != UINT64_MAX && w1 != UINT64_MAX && w1 - w0 == 1,
-		   "waited_for_peer.waited went from %llu to %llu: the server's end should have "
-		   "found its peer missing once", (unsigned long long)w0, (unsigned long long)w1);
-	FL_T_CHECK(u0 != UINT64_MAX && u1 == u0, "unpaired_left_total went from %llu to %llu",
-		   (unsigned long long)u0, (unsigned long long)u1);
+	if (fl_check_stayed_out(&c0, &c1, "waited_for_peer.waited", "server"))
+		return -1;
 	/* A few timer firings come and go with scheduling; one per round is
 	 * the stall. */
 	FL_T_CHECK(acks <= fl_plain_acks + ROUNDS / 16, "%llu delayed ACKs against plain TCP's "
@@ -349,23 +370,13 @@ static int fl_tiny_exchange(const char *port_env)
  */
 static int test_a_client_of_a_server_without_the_shim_never_joins(void)
 {
-	uint64_t e0 = fl_t_status_u64("enrolled_total"), w0 = fl_t_status_u64("waited_for_server.waited");
-	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), e1, w1, u1;
+	struct fl_counts c0, c1;
 
+	fl_counts_read(&c0, "waited_for_server.waited");
 	FL_T_CHECK(fl_tiny_exchange("FL_T_PORT=" PORT_NEVER_SHIM) == 0,
 		   "an answer was wrong or lost (see above)");
-	e1 = fl_t_status_u64("enrolled_total");
-	w1 = fl_t_status_u64("waited_for_server.waited");
-	u1 = fl_t_status_u64("unpaired_left_total");
-	FL_T_CHECK(e0 != UINT64_MAX && e1 == e0, "enrolled_total went from %llu to %llu: the "
-		   "client's end joined the sockhash alone", (unsigned long long)e0,
-		   (unsigned long long)e1);
-	FL_T_CHECK(w0 != UINT64_MAX && w1 != UINT64_MAX && w1 - w0 == 1,
-		   "waited_for_server.waited went from %llu to %llu: the client's end should have "
-		   "waited once", (unsigned long long)w0, (unsigned long long)w1);
-	FL_T_CHECK(u0 != UINT64_MAX && u1 == u0, "unpaired_left_total went from %llu to %llu",
-		   (unsigned long long)u0, (unsigned long long)u1);
-	return 0;
+	fl_counts_read(&c1, "waited_for_server.waited");
+	return fl_check_stayed_out(&c0, &c1, "waited_for_server.waited", "client");
 }
 
 /*
