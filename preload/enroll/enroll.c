@@ -150,7 +150,6 @@ void fl_enroll_note_listener(int fd)
 {
 	struct sockaddr_storage a;
 	socklen_t len = sizeof(a);
-	const struct fl_maps *m;
 	int saved = errno;
 	uint16_t port;
 
@@ -163,11 +162,9 @@ void fl_enroll_note_listener(int fd)
 		port = ntohs(((const struct sockaddr_in6 *)&a)->sin6_port);
 	else
 		goto out;
-	/* (brokered: no fl_joined here; the broker marks the port at the
-	 * first insert of an accepting end) */
-	m = fl_maps();
-	if (m)
-		fl_ec_note_server(m->joined, port);
+	/* (brokered: nothing here; the broker marks the port at the first
+	 * insert of an accepting end) */
+	fl_maps_mark_listener(port);
 out:
 	errno = saved;
 }

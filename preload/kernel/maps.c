@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "common/bpf_sys.h"
+#include "common/enroll_core.h"
 #include "broker.h"
 #include "base/config.h"
 #include "base/init_hooks.h"
@@ -250,6 +251,22 @@ const struct fl_slot *fl_slot_any(uint32_t ref)
 		return NULL;
 	arr = fl_domain_map(dom);
 	return arr ? &arr[idx] : NULL;
+}
+
+void fl_maps_mark_listener(uint16_t port)
+{
+	const struct fl_maps *m = fl_maps_if_open();
+	struct fl_joined *j;
+
+	if (m) {
+		fl_ec_note_server(m->joined, port); /* (brokered: NULL, nothing) */
+		return;
+	}
+	j = fl_map_mmap(fl_config()->pin_dir, FL_PIN_MAP_JOINED, sizeof(*j));
+	if (!j)
+		return;
+	fl_ec_note_server(j, port);
+	munmap(j, sizeof(*j));
 }
 
 void fl_ustat_add(enum fl_ustat idx, uint64_t v)

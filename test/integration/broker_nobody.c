@@ -17,7 +17,10 @@
  *     root's own connection keeps flowing byte-exact afterwards;
  *   - a root server and a nobody client: byte-exact, and accelerated both
  *     ways (each end's slot is in its own domain; the verdict reads the
- *     peer's through the outer map).
+ *     peer's through the outer map);
+ *   - a prefork server (nginx): a root master under the shim listens,
+ *     forks, and its worker becomes nobody without an exec: the worker's
+ *     end is enrolled by the broker, not with root's handles.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -542,6 +545,40 @@ static int fl_child(const char *mode, const char *arg)
 	return 100;
 }
 
+/*
+ * "--master": a prefork server, as nginx runs. Root under the shim, it
+ * listens (its port on fd 3), forks a worker that becomes nobody without
+ * an exec, and waits for it; the worker accepts one connection and echoes
+ * XFER bytes checked, then exits. IMPORTANT: the master must not hand the
+ * worker handles it opened as root (preload/kernel/maps.h,
+ * fl_maps_mark_listener): the worker is nobody, and enrolls through the
+ * broker.
+ */
+static int fl_master(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s, st;
+	pid_t w;
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
+	    getsockname(l, (struct sockaddr *)&a, &len) ||
+	    write(3, &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
+		return 2;
+	close(3);
+	w = fork();
+	if (w == 0) {
+		if (setgroups(0, NULL) || setgid(FL_T_NOBODY) || setuid(FL_T_NOBODY))
+			_exit(3);
+		s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		_exit(s < 0 || fl_read_pattern(s, XFER, 21) || fl_write_pattern(s, XFER, 22) ? 4 : 0);
+	}
+	close(l);
+	if (w < 0 || waitpid(w, &st, 0) != w)
+		return 5;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* ------------------------------------------------------------ the parent */
 
 /* The connection whose a end (connect) is pid_a: "ok" when both ends are
@@ -850,6 +887,47 @@ static int test_nobody_alone_leaves(void)
 	return 0;
 }
 
+/* A prefork server (fl_master): its nobody worker's end enrolls through
+ * the broker, both directions redirected, byte-exact. */
+static int test_prefork_worker_enrolls_through_the_broker(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	uint64_t b0 = fl_t_status_u64("broker.enrolled_total");
+	uint64_t r0 = fl_t_status_u64("redirected_bytes"), b1, r1;
+	int sp[2], c = -1, ok;
+	pid_t master;
+
+	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
+	master = fork();
+	if (master == 0) {
+		dup2(sp[1], 3);
+		setenv("FASTLOCAL_BROKER", fl_sock, 1);
+		execl(fl_self, fl_self, "--master", (char *)NULL);
+		_exit(127);
+	}
+	close(sp[1]);
+	FL_T_CHECK(master > 0 && read(sp[0], &a.sin_port, sizeof(a.sin_port)) == sizeof(a.sin_port),
+		   "the master said no port");
+	close(sp[0]);
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ok = c >= 0 && !connect(c, (struct sockaddr *)&a, sizeof(a)) &&
+	     fl_write_pattern(c, XFER, 21) == 0 && fl_read_pattern(c, XFER, 22) == 0;
+	if (c >= 0)
+		close(c);
+	ok = (fl_wait_ok(master, "master") == 0) && ok;
+	b1 = fl_t_status_u64("broker.enrolled_total");
+	r1 = fl_t_status_u64("redirected_bytes");
+	FL_T_CHECK(ok, "%u bytes each way through a prefork worker: not byte-exact (see above)",
+		   XFER);
+	FL_T_CHECK(b0 != UINT64_MAX && b1 != UINT64_MAX && b1 - b0 == 1,
+		   "broker.enrolled_total went from %llu to %llu: the nobody worker's end should "
+		   "have been enrolled by the broker (once), not with the master's root handles",
+		   (unsigned long long)b0, (unsigned long long)b1);
+	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX && r1 - r0 >= XFER,
+		   "only %llu bytes redirected of %u each way", (unsigned long long)(r1 - r0), XFER);
+	return 0;
+}
+
 static int fl_start_daemon(void)
 {
 	fl_daemon = fl_t_daemon_start(fl_sock, getenv("FASTLOCAL_PIN_DIR"));
@@ -987,6 +1065,8 @@ int main(int argc, char **argv)
 		fl_self[n > 0 ? n : 0] = 0;
 		return fl_child(argv[2], argv[3]);
 	}
+	if (argc == 2 && !strcmp(argv[1], "--master"))
+		return fl_master();
 	if (!fl_t_setup(geteuid() == 0, "broker_nobody runs as root"))
 		return fl_t_exit_status();
 	/* Copies nobody can read and execute, wherever the build tree is. */
@@ -1026,6 +1106,9 @@ int main(int argc, char **argv)
 			 test_root_keeps_flowing);
 		FL_T_RUN("a root server and a nobody client redirect both ways byte-exact",
 			 test_mixed_pair);
+		FL_T_RUN("a prefork server's worker that became nobody after a root master "
+			 "listened is enrolled by the broker, 4 MiB each way redirected byte-exact",
+			 test_prefork_worker_enrolls_through_the_broker);
 		FL_T_RUN("a nobody client whose peer never enrolls leaves the fast path through "
 			 "the broker, byte-exact", test_nobody_alone_leaves);
 		FL_T_RUN("127 users get a slot domain each from the broker, the 128th is refused "
