@@ -43,7 +43,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 DEB_PACKAGES := make gcc libc6-dev binutils libcap2-bin python3-yaml clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 	uthash-dev libunwind-dev libcmocka-dev pkg-config iproute2 util-linux jq haproxy tmux \
 	libclang-rt-14-dev gnuplot-nox redis-server redis-tools nginx wrk iperf3 nftables \
-	systemd dpkg-dev debhelper lintian fakeroot
+	systemd dpkg-dev debhelper lintian fakeroot strace
 
 # The shim: its layers (preload/<layer>/, docs/architecture.md) and common/.
 # common/ is what the shim shares with the CLI and the broker:

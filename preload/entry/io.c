@@ -71,7 +71,12 @@ static void fl_first_use(int fd, struct fl_fd *e)
 	 * stays exactly as it was (cost: one atomic load when none is due). */
 	if (fl_tx_any_pending())
 		fl_tx_flush_all();
-	if (libc_poll(&p, 1, 0) <= 0) { /* still connecting */
+	/* Enrolling at once (FASTLOCAL_ENROLL_AFTER=0, or switched off: marked
+	 * off at once) needs the handshake done: asked. Deferred, the fd only
+	 * counts the bytes it moves, and bytes move only once it is
+	 * connected: no need to ask (a poll less per connection). */
+	if ((!fl_config()->enroll_after || !fl_config()->enabled) &&
+	    libc_poll(&p, 1, 0) <= 0) { /* still connecting */
 		errno = saved;
 		return;
 	}

@@ -18,7 +18,7 @@
 
 enum fl_fd_state {
 	FL_FD_UNKNOWN = 0,  /* nothing recorded: plain pass-through */
-	FL_FD_CONNECTING,   /* non-blocking connect to a local peer in progress */
+	FL_FD_CONNECTING,   /* an inet connect() in progress (non-blocking, or EINTR) */
 	FL_FD_ENROLLED,     /* in the sockhash; reads are counted in its slot */
 	FL_FD_PENDING,      /* connected, not enrolled until it has moved enroll_after
 			     * bytes (config.h); reads are counted in the entry */
