@@ -163,6 +163,7 @@ void fl_fd_copy(int oldfd, int newfd)
 	dst->pend_moved = __atomic_load_n(&src->pend_moved, __ATOMIC_RELAXED);
 	dst->peer_bucket = __atomic_load_n(&src->peer_bucket, __ATOMIC_RELAXED);
 	dst->peer_seen = __atomic_load_n(&src->peer_seen, __ATOMIC_RELAXED);
+	dst->server_port = __atomic_load_n(&src->server_port, __ATOMIC_RELAXED);
 	dst->pend_readers = 0;
 	dst->retry_at_us = fl_fd_now_us(); /* due at once */
 	dst->retry_gap_us = 0;

@@ -49,6 +49,7 @@
 #define PORT_ONCE_SHIM "24682"  /* a server under the shim, then one without */
 #define PORT_RAW_LISTEN "24683" /* a server under the shim, listen() bypassing it */
 #define PORT_NEW_SHIM "24684"   /* a server under the shim, on a port new to the load */
+#define PORT_RAW_LISTEN_DUP "24685" /* the same as PORT_RAW_LISTEN, the client's fd a dup */
 
 /* The port of this process's role: FL_T_PORT, or PORT. */
 static int fl_port = PORT;
@@ -95,7 +96,7 @@ static int fl_server(int raw)
  * FL_UNPAIRED_GRACE_MS, 100 ms: were the server's end to join alone, the
  * second half would be plain TCP again). */
 #define PAUSE_US 300000
-static int fl_client(int lowat)
+static int fl_client(int lowat, int dup_after_write)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(fl_port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -118,6 +119,16 @@ static int fl_client(int lowat)
 		for (o = 0; o < sizeof(out); o += (size_t)n)
 			if ((n = write(c, out + o, sizeof(out) - o)) <= 0)
 				return 3;
+		/* "client-dup": the end has just found no server seen on its
+		 * port and waits; a dup carries that wait on, the original
+		 * closed. */
+		if (dup_after_write && r == 0) {
+			int d = dup(c);
+
+			if (d < 0 || close(c))
+				return 7;
+			c = d;
+		}
 		for (got = 0; got < sizeof(in); got += (size_t)n)
 			if ((n = read(c, in + got, sizeof(in) - got)) <= 0)
 				return 4;
@@ -413,16 +424,15 @@ static int test_a_client_of_tiny_answers_leaves(void)
  * waits too; the client's next call sees the mark and joins, and the
  * server's follows: the bytes are redirected after all.
  */
-static int test_a_client_that_waited_joins_when_its_server_comes(void)
+static int fl_client_waits_then_joins(const char *port_env, const char *role, const char *what)
 {
-	static const char *const env[] = { "FL_T_PORT=" PORT_RAW_LISTEN, NULL };
+	const char *const env[] = { port_env, NULL };
 	uint64_t w0 = fl_t_status_u64("waited_for_server.waited");
 	uint64_t c0 = fl_t_status_u64("waited_for_server.server_came");
 	uint64_t p0 = fl_t_status_u64("waited_for_peer.peer_came");
 	uint64_t r0 = fl_t_status_u64("redirected_bytes"), w1, c1, p1, r1;
 
-	FL_T_CHECK(fl_exchange_roles("both under the shim, the server's listen() around it",
-				     "server-raw-listen", env, "client", env, 0) != UINT64_MAX,
+	FL_T_CHECK(fl_exchange_roles(what, "server-raw-listen", env, role, env, 0) != UINT64_MAX,
 		   "bytes lost, or a process failed (see above)");
 	w1 = fl_t_status_u64("waited_for_server.waited");
 	c1 = fl_t_status_u64("waited_for_server.server_came");
@@ -439,6 +449,20 @@ static int test_a_client_that_waited_joins_when_its_server_comes(void)
 		   "only %llu bytes redirected of %llu each way",
 		   (unsigned long long)(r1 - r0), (unsigned long long)ROUNDS * ROUND_BYTES);
 	return 0;
+}
+
+static int test_a_client_that_waited_joins_when_its_server_comes(void)
+{
+	return fl_client_waits_then_joins("FL_T_PORT=" PORT_RAW_LISTEN, "client",
+					  "both under the shim, the server's listen() around it");
+}
+
+/* The same, the waiting client's fd replaced by a dup of it (fdtable.c,
+ * fl_fd_copy: the copy watches the port too). */
+static int test_a_dup_of_a_waiting_client_joins_when_its_server_comes(void)
+{
+	return fl_client_waits_then_joins("FL_T_PORT=" PORT_RAW_LISTEN_DUP, "client-dup",
+					  "the same, the client's fd a dup made while it waits");
 }
 
 /*
@@ -556,9 +580,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "listen-only"))
 		return fl_listener(0) < 0 ? 2 : 0;
 	if (argc > 1 && !strcmp(argv[1], "client"))
-		return fl_client(0);
+		return fl_client(0, 0);
 	if (argc > 1 && !strcmp(argv[1], "client-lowat"))
-		return fl_client(2);
+		return fl_client(2, 0);
+	if (argc > 1 && !strcmp(argv[1], "client-dup"))
+		return fl_client(0, 1);
 	if (argc > 1 && !strcmp(argv[1], "tiny-server"))
 		return fl_tiny_server();
 	if (argc > 1 && !strcmp(argv[1], "tiny-client"))
@@ -581,6 +607,8 @@ int main(int argc, char **argv)
 	FL_T_RUN("a client that found no server under the shim on its port waits, then joins "
 		 "when its server's end comes, and the bytes are redirected",
 		 test_a_client_that_waited_joins_when_its_server_comes);
+	FL_T_RUN("a dup of a client's fd made while it waits joins when its server's end comes",
+		 test_a_dup_of_a_waiting_client_joins_when_its_server_comes);
 	FL_T_RUN("with the client under the shim too, neither end leaves and the bytes are "
 		 "redirected", test_both_ends_stay);
 	FL_T_RUN("an enrolled server whose client's end left sends 128 lockstep 64 KiB answers "
