@@ -130,8 +130,8 @@ void fl_enroll_or_defer(int fd)
 	if (e)
 		__atomic_fetch_and(&e->flags, ~FL_FDF_PEER_WAIT, __ATOMIC_RELAXED);
 	if (!fl_config()->enroll_after || !fl_config()->enabled) {
-		/* Shared already (fork before connect), or an accepting end
-		 * whose peer is not in the sockhash yet: pending, asked again. */
+		/* Shared already (fork before connect), or an end whose peer
+		 * is not in the sockhash yet: pending, asked again. */
 		err = fl_enroll_read(fd, 0, false, true);
 		if ((err != -EAGAIN && err != -EINPROGRESS) || !(e = fl_fd_get(fd)))
 			return;

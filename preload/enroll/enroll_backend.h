@@ -30,7 +30,8 @@ struct fl_enroll_req {
 	bool addr_local;       /* the peer's address is one of this namespace's */
 	uint64_t already_read; /* bytes the application read over TCP (fl_enroll_read) */
 	bool busy;             /* a read was in flight: no holders check now */
-	bool peer_first;       /* an accepting end joins only after its peer: else
+	bool peer_first;       /* an end joins only after its peer (a connecting one
+				* also when its server's port is marked): else
 				* -EINPROGRESS, the fd set to wait (enroll.c) */
 };
 
