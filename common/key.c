@@ -30,6 +30,13 @@ static int fl_addr16(const struct sockaddr_storage *sa, __u32 ip[4], __u16 *port
 	return -EAFNOSUPPORT;
 }
 
+int fl_key_port(const struct sockaddr_storage *sa, __u16 *port)
+{
+	__u32 ip[4];
+
+	return fl_addr16(sa, ip, port);
+}
+
 int fl_key_build(struct fl_key *k, __u64 scope, const struct sockaddr_storage *local,
 		 const struct sockaddr_storage *remote)
 {

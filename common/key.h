@@ -29,6 +29,10 @@ int fl_key_set_scope(struct fl_key *k, __u64 netns_cookie, __u64 nonce);
  * ISNs swapped. */
 void fl_key_mirror(struct fl_key *out, const struct fl_key *k);
 
+/* The port of an inet address, as a key holds it (host order): 0 or
+ * -EAFNOSUPPORT. */
+int fl_key_port(const struct sockaddr_storage *sa, __u16 *port);
+
 /* The bucket of k in struct fl_joined (fastlocal.h): a hash of the whole
  * key, the same in the shim and the broker. */
 __u32 fl_key_joined_idx(const struct fl_key *k);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "base/config.h"
+#include "common/key.h"
 #include "enroll_backend.h"
 #include "enroll_steps.h"
 #include "exclude.h"
@@ -153,19 +154,11 @@ void fl_enroll_note_listener(int fd)
 	int saved = errno;
 	uint16_t port;
 
-	if (!fl_config()->enabled || !fl_is_tcp_socket(fd) ||
-	    getsockname(fd, (struct sockaddr *)&a, &len))
-		goto out;
-	if (a.ss_family == AF_INET)
-		port = ntohs(((const struct sockaddr_in *)&a)->sin_port);
-	else if (a.ss_family == AF_INET6)
-		port = ntohs(((const struct sockaddr_in6 *)&a)->sin6_port);
-	else
-		goto out;
-	/* (brokered: nothing here; the broker marks the port at the first
-	 * insert of an accepting end) */
-	fl_maps_mark_listener(port);
-out:
+	/* (brokered: nothing marked here; the broker marks the port at the
+	 * first insert of an accepting end) */
+	if (fl_config()->enabled && fl_is_tcp_socket(fd) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len) && !fl_key_port(&a, &port))
+		fl_maps_mark_listener(port);
 	errno = saved;
 }
 
