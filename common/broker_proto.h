@@ -30,7 +30,23 @@ enum fl_broker_op {
 	FL_BROKER_MARK_OFF = 4, /* fd: FL_SK_OFF, left on TCP by configuration */
 	FL_BROKER_ADOPT = 5,    /* fd: its slot and cookie if it is enrolled (after exec) */
 	FL_BROKER_PING = 6,     /* no fd: are you there; domain = how many domains exist */
+	FL_BROKER_LISTEN = 7,   /* fd: a listening TCP socket: an accepting end under the shim
+				 * may come on its port (struct fl_joined's listening) */
 };
+
+/*
+ * Flags in ENROLL's op, above its number (FL_BROKER_OP_MASK). MAY_WAIT: the
+ * caller is a shim that can stay pending on TCP and ask again, so the
+ * broker answers EINPROGRESS instead of inserting where the direct
+ * back-end would wait for the peer (preload/enroll/enroll_direct.c): an
+ * accepting end whose peer is not in the sockhash, a connecting end whose
+ * server's port was never marked and whose peer is not there. WAITED: it
+ * was answered so before (the broker counts a wait once, and the end's
+ * coming when it is inserted). A broker without them answers EINVAL.
+ */
+#define FL_BROKER_OP_MASK 0xffu
+#define FL_BROKER_MAY_WAIT (1u << 8)
+#define FL_BROKER_WAITED (1u << 9)
 
 struct fl_broker_req {
 	__u32 magic;       /* FL_BROKER_MAGIC */

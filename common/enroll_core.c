@@ -87,6 +87,15 @@ bool fl_ec_peer_absent(const struct fl_ec_env *env, const struct fl_sk *st, uint
 	return fl_bpf_map_lookup(env->em.sockhash, &st->peer, &cookie) == -ENOENT;
 }
 
+bool fl_ec_must_wait(const struct fl_ec_env *env, const struct fl_sk *st, uint32_t *seen)
+{
+	bool active = st->flags & FL_SK_ACTIVE;
+
+	if (!active)
+		fl_ec_note_server(env->joined, st->key.local_port);
+	return (!active || !fl_ec_server_seen(env, st)) && fl_ec_peer_absent(env, st, seen);
+}
+
 int fl_ec_drained(const struct fl_ec_env *env, int fd, const struct fl_sk *st,
 		  const struct fl_slot *me)
 {

@@ -79,6 +79,17 @@ bool fl_ec_server_seen(const struct fl_ec_env *env, const struct fl_sk *st);
 bool fl_ec_peer_absent(const struct fl_ec_env *env, const struct fl_sk *st, uint32_t *seen);
 
 /*
+ * IMPORTANT: neither end joins the sockhash alone (fastlocal.h, struct
+ * fl_joined). An accepting end marks its port, then waits until its peer
+ * is there; a connecting end waits only when its server's port was never
+ * marked as well, so that where both ends run the shim it joins first, as
+ * it always did, and the accepting end follows. True when st (keys built)
+ * should wait, with *seen as fl_ec_peer_absent's; both back-ends (the
+ * shim's own, the broker's) decide by it.
+ */
+bool fl_ec_must_wait(const struct fl_ec_env *env, const struct fl_sk *st, uint32_t *seen);
+
+/*
  * The drain check before fd (record st, slot me, BLIND set already) may
  * leave the sockhash: everything its peer ever sent (the peer's slot, in
  * any domain) has been read, and the kernel has nothing queued (FIONREAD).

@@ -15,6 +15,7 @@
 #include "../common/broker_proto.h"
 #include "../common/enroll_core.h"
 #include "../common/kernel_compat.h"
+#include "../common/key.h"
 
 #define FL_MAX_FDS 4 /* a request carries one; more are closed and refused */
 
@@ -157,7 +158,8 @@ static void fl_serve_env(struct fl_broker *b, struct fl_ec_env *env)
  * The key is built here from the kernel's own record of the socket, never
  * taken from the caller, so a user cannot name another's key.
  */
-static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot)
+static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot,
+			__u32 flags)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
@@ -166,6 +168,8 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	struct fl_slot *slot;
 	__u64 cookie = 0, netns = 0;
 	struct fl_sk st;
+	__u32 seen;
+	bool active;
 	int dom = fl_caller_domain(b, cred), err;
 
 	if (dom < 0)
@@ -200,6 +204,15 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 		fl_count(b, FL_USTAT_FB_NOT_LOCAL);
 	if (err)
 		return err;
+	/* The caller stays pending on TCP and asks again (broker_proto.h,
+	 * FL_BROKER_MAY_WAIT): counted once per wait, as the shim's own
+	 * back-end counts its own. */
+	active = st.flags & FL_SK_ACTIVE;
+	if ((flags & FL_BROKER_MAY_WAIT) && fl_ec_must_wait(&env, &st, &seen)) {
+		if (!(flags & FL_BROKER_WAITED))
+			fl_count(b, active ? FL_USTAT_SERVER_WAITS : FL_USTAT_PEER_WAITS);
+		return -EINPROGRESS;
+	}
 	/* write_seq after the SYN: the verdict's baseline for tcp_sent. The
 	 * caller could not set it (the ISN is in the record, which is ours). */
 	__atomic_store_n(&slot->last_write_seq, st.snd_isn + 1, __ATOMIC_RELEASE);
@@ -211,6 +224,31 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	}
 	fl_count(b, FL_USTAT_ENROLLED);
 	fl_count(b, FL_USTAT_BROKER_ENROLLED);
+	if (flags & FL_BROKER_WAITED)
+		fl_count(b, active ? FL_USTAT_SERVER_CAME : FL_USTAT_PEER_CAME);
+	return 0;
+}
+
+/*
+ * LISTEN: the caller's socket listens (under the shim): its port is marked,
+ * as a root shim's listen() marks it itself (preload/kernel/maps.h,
+ * fl_maps_mark_listener). A port a user marks only lets connecting ends
+ * to it join at their threshold, as every one did before ports were
+ * marked at all.
+ */
+static int fl_do_listen(struct fl_broker *b, int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a), olen;
+	int on = 0;
+	__u16 port;
+
+	olen = sizeof(on);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) || !on)
+		return -EINVAL;
+	if (getsockname(fd, (struct sockaddr *)&a, &len) || fl_key_port(&a, &port))
+		return -EINVAL;
+	fl_ec_note_server(b->joined, port);
 	return 0;
 }
 
@@ -287,9 +325,12 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 	r = fl_check_socket(cred, fd);
 	if (r)
 		return r;
+	if ((q->op & FL_BROKER_OP_MASK) == FL_BROKER_ENROLL &&
+	    !(q->op & ~(FL_BROKER_OP_MASK | FL_BROKER_MAY_WAIT | FL_BROKER_WAITED)))
+		return fl_do_enroll(b, cred, fd, q->slot, q->op & ~FL_BROKER_OP_MASK);
 	switch (q->op) {
-	case FL_BROKER_ENROLL:
-		return fl_do_enroll(b, cred, fd, q->slot);
+	case FL_BROKER_LISTEN:
+		return fl_do_listen(b, fd);
 	case FL_BROKER_UNENROLL:
 		return fl_do_unenroll(b, cred, fd);
 	case FL_BROKER_MARK_OFF:

@@ -154,11 +154,9 @@ void fl_enroll_note_listener(int fd)
 	int saved = errno;
 	uint16_t port;
 
-	/* (brokered: nothing marked here; the broker marks the port at the
-	 * first insert of an accepting end) */
 	if (fl_config()->enabled && fl_is_tcp_socket(fd) &&
 	    !getsockname(fd, (struct sockaddr *)&a, &len) && !fl_key_port(&a, &port))
-		fl_maps_mark_listener(port);
+		fl_maps_mark_listener(fd, port);
 	errno = saved;
 }
 
@@ -247,15 +245,18 @@ void fl_pending_read_done(int fd, struct fl_fd *e, uint64_t n)
  * An end waiting for its peer (FL_FDF_PEER_WAIT): has anyone joined the
  * sockhash at its bucket since it looked, or, for a connecting end, has an
  * accepting end under the shim been seen on its server's port? One load
- * each.
+ * each. A brokered end cannot see fl_joined: the broker is asked again,
+ * less and less often.
  */
-static bool fl_pending_peer_may_have_come(const struct fl_fd *e)
+static bool fl_pending_peer_may_have_come(struct fl_fd *e)
 {
 	const struct fl_maps *m = fl_maps_if_open();
 	uint16_t port = __atomic_load_n(&e->server_port, __ATOMIC_RELAXED);
 
-	if (!m || !m->joined)
+	if (!m)
 		return true;
+	if (!m->joined)
+		return !m->brokered || fl_fd_retry_due_slow(e);
 	if (port && __atomic_load_n(&m->joined->listening[port], __ATOMIC_SEQ_CST))
 		return true;
 	return __atomic_load_n(&m->joined->c[__atomic_load_n(&e->peer_bucket, __ATOMIC_RELAXED)],

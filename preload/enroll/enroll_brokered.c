@@ -46,7 +46,7 @@ static int fl_brokered_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 {
 	uint64_t cookie = 0, gen = 0;
 	socklen_t olen = sizeof(cookie);
-	uint32_t budget;
+	uint32_t budget, op;
 	char why[96];
 	int slot, err;
 
@@ -60,7 +60,20 @@ static int fl_brokered_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 	slot = fl_slot_alloc(cookie, budget, 0, r->already_read, &gen);
 	if (slot < 0)
 		return fl_enroll_fallback(fd, -ENOSPC, FL_USTAT_FB_NO_SLOT, "every slot is taken");
-	err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
+	/* An end that can stay pending lets the broker tell it to wait for
+	 * its peer, as the direct back-end would (broker_proto.h). */
+	op = FL_BROKER_ENROLL;
+	if (r->peer_first && e)
+		op |= FL_BROKER_MAY_WAIT |
+		      (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT ?
+		       FL_BROKER_WAITED : 0);
+	err = fl_broker_call(op, fd, (uint32_t)slot, NULL);
+	if (err == -EINVAL && op != FL_BROKER_ENROLL) /* a broker older than waits */
+		err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
+	if (err == -EINPROGRESS) {
+		fl_slot_free((uint32_t)slot, cookie);
+		return fl_enroll_wait_broker(fd, e);
+	}
 	if (err == -EALREADY) {
 		/* Enrolled before (inherited): use the slot it has. */
 		fl_slot_free((uint32_t)slot, cookie);

@@ -67,7 +67,6 @@ static int fl_direct_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 	uint64_t cookie = 0, gen = 0;
 	uint32_t seen;
 	socklen_t olen;
-	bool active;
 	int slot, err;
 
 	fl_direct_env(m, &env);
@@ -95,21 +94,10 @@ static int fl_direct_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 					  "the peer is not on this host");
 	if (err)
 		return -ENOTSUP;
-	/*
-	 * IMPORTANT: neither end joins the sockhash alone (fastlocal.h,
-	 * struct fl_joined). An accepting end marks its port, then waits
-	 * until its peer is there; a connecting end waits only when its
-	 * server's port was never marked as well, so that where both ends
-	 * run the shim it joins first, as it always did, and the accepting
-	 * end follows.
-	 */
-	active = st.flags & FL_SK_ACTIVE;
-	if (!active)
-		fl_ec_note_server(env.joined, st.key.local_port);
-	if (r->peer_first && e && (!active || !fl_ec_server_seen(&env, &st)) &&
-	    fl_ec_peer_absent(&env, &st, &seen))
+	/* Neither end joins alone (fl_ec_must_wait). */
+	if (r->peer_first && e && fl_ec_must_wait(&env, &st, &seen))
 		return fl_enroll_wait_peer(fd, e, fl_key_joined_idx(&st.key), seen,
-					   active ? st.key.remote_port : 0);
+					   st.flags & FL_SK_ACTIVE ? st.key.remote_port : 0);
 
 	slot = fl_slot_alloc(cookie, fl_enroll_budget(fd, e), st.snd_isn, r->already_read, &gen);
 	if (slot < 0)

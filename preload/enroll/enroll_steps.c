@@ -250,6 +250,19 @@ int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen,
 	return -EINPROGRESS;
 }
 
+int fl_enroll_wait_broker(int fd, struct fl_fd *e)
+{
+	__atomic_store_n(&e->server_port, 0, __ATOMIC_RELAXED);
+	if (__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELEASE) & FL_FDF_PEER_WAIT)
+		return -EINPROGRESS;
+	/* The first check after this answer waits the least gap. (Counted
+	 * by the broker: this process's counters are private.) */
+	fl_fd_retry_reset(e);
+	fl_debug("fd %d: the broker says its peer is not in the sockhash (or no server under "
+		 "the shim was seen on its port): waits on TCP", fd);
+	return -EINPROGRESS;
+}
+
 /* Anything we buffered goes first (by redirect or TCP: both keep order;
  * SEND_TCP is set already, so it goes over TCP). */
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot)

@@ -253,20 +253,27 @@ const struct fl_slot *fl_slot_any(uint32_t ref)
 	return arr ? &arr[idx] : NULL;
 }
 
-void fl_maps_mark_listener(uint16_t port)
+void fl_maps_mark_listener(int fd, uint16_t port)
 {
 	const struct fl_maps *m = fl_maps_if_open();
-	struct fl_joined *j;
+	struct fl_joined *j = NULL;
 
-	if (m) {
-		fl_ec_note_server(m->joined, port); /* (brokered: NULL, nothing) */
+	if (m && !m->brokered) {
+		fl_ec_note_server(m->joined, port);
 		return;
 	}
-	j = fl_map_mmap(fl_config()->pin_dir, FL_PIN_MAP_JOINED, sizeof(*j));
-	if (!j)
+	if (!m)
+		j = fl_map_mmap(fl_config()->pin_dir, FL_PIN_MAP_JOINED, sizeof(*j));
+	if (j) {
+		fl_ec_note_server(j, port);
+		munmap(j, sizeof(*j));
 		return;
-	fl_ec_note_server(j, port);
-	munmap(j, sizeof(*j));
+	}
+	/* Not root (or no pins in sight): the broker marks it, if there is
+	 * one (its answer does not matter: a port left unmarked only makes
+	 * clients wait until an accepting end here is seen). */
+	if (fl_config()->broker[0])
+		(void)fl_broker_call(FL_BROKER_LISTEN, fd, 0, NULL);
 }
 
 void fl_ustat_add(enum fl_ustat idx, uint64_t v)

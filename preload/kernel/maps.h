@@ -46,17 +46,19 @@ const struct fl_maps *fl_maps_if_open(void);
 const struct fl_slot *fl_slot_any(uint32_t ref);
 
 /*
- * Marks port in fl_joined's listening (fastlocal.h, struct fl_joined): an
- * accepting end under the shim may come there. Through the open maps if
- * this process has them; else through a mapping of that one pin made and
- * dropped in this call (four system calls; nothing if the pin cannot be
- * opened: not root, or nothing loaded).
+ * Marks port, that of fd's listening socket, in fl_joined's listening
+ * (fastlocal.h, struct fl_joined): an accepting end under the shim may come
+ * there. Through the open maps if this process has them; else through a
+ * mapping of that one pin made and dropped in this call (four system
+ * calls); else, not root or no pins in sight, by the broker (a request with
+ * fd: "fastlocal daemon" marks the port of a socket of the caller's that
+ * listens; nothing if no broker answers).
  * IMPORTANT: it never opens this process's maps. A server's listen() comes
  * before its fork, and a root master whose maps were open would hand
  * them, root's handles, to workers that then drop to another user (nginx):
  * they would enroll directly instead of through the broker.
  */
-void fl_maps_mark_listener(uint16_t port);
+void fl_maps_mark_listener(int fd, uint16_t port);
 
 /* Adds to a shim counter (no-op when the maps are not open). */
 void fl_ustat_add(enum fl_ustat idx, uint64_t v);

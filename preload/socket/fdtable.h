@@ -50,7 +50,8 @@ enum fl_fd_state {
 					    * the peer sent are not all read yet */
 #define FL_FDF_PEER_WAIT  (1u << 12) /* an end found its peer missing: pending until
 				      * peer_bucket moves, or server_port is marked
-				      * (enroll.c) */
+				      * (enroll.c); brokered: until the broker is
+				      * asked again (fl_fd_retry_due_slow) */
 
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
@@ -180,6 +181,34 @@ static inline bool fl_fd_retry_due(struct fl_fd *e)
 	}
 	gap = gap < FL_RETRY_MIN_US ? FL_RETRY_MIN_US : gap >= FL_RETRY_MAX_US / 2 ? FL_RETRY_MAX_US :
 	      gap * 2;
+	__atomic_store_n(&e->retry_gap_us, gap, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->retry_at_us, now + gap, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * As fl_fd_retry_due, for a check that costs a round trip to the broker
+ * (a brokered end waiting for its peer, enroll_brokered.c): no free checks;
+ * the first call after a reset starts the wait, FL_RETRY_SLOW_MIN_US, and
+ * each due check doubles it, up to FL_RETRY_SLOW_MAX_US. A connection whose
+ * peer never comes then costs the broker one request a second at most.
+ */
+#define FL_RETRY_SLOW_MIN_US 1000u
+#define FL_RETRY_SLOW_MAX_US 1000000u
+
+static inline bool fl_fd_retry_due_slow(struct fl_fd *e)
+{
+	uint32_t now = fl_fd_now_us(), gap = __atomic_load_n(&e->retry_gap_us, __ATOMIC_RELAXED);
+	uint32_t ahead = __atomic_load_n(&e->retry_at_us, __ATOMIC_RELAXED) - now;
+
+	if (gap < FL_RETRY_SLOW_MIN_US) {
+		__atomic_store_n(&e->retry_gap_us, FL_RETRY_SLOW_MIN_US, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->retry_at_us, now + FL_RETRY_SLOW_MIN_US, __ATOMIC_RELAXED);
+		return false;
+	}
+	if (ahead && ahead <= FL_RETRY_SLOW_MAX_US)
+		return false;
+	gap = gap >= FL_RETRY_SLOW_MAX_US / 2 ? FL_RETRY_SLOW_MAX_US : gap * 2;
 	__atomic_store_n(&e->retry_gap_us, gap, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->retry_at_us, now + gap, __ATOMIC_RELAXED);
 	return true;

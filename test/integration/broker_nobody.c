@@ -20,7 +20,11 @@
  *     peer's through the outer map);
  *   - a prefork server (nginx): a root master under the shim listens,
  *     forks, and its worker becomes nobody without an exec: the worker's
- *     end is enrolled by the broker, not with root's handles.
+ *     end is enrolled by the broker, not with root's handles;
+ *   - a nobody end whose peer runs without the shim never joins the
+ *     sockhash alone: the broker tells it to wait (a client whose server's
+ *     port never had a server under the shim, a server whose client's end
+ *     never comes), and a client whose port had one joins, then leaves.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +55,17 @@
 #define KiB 1024u
 #define MiB (1024u * 1024u)
 #define XFER (4 * MiB)
+
+/*
+ * Ports of their own, used by no other test, for the subtests about
+ * whether an end joins the sockhash alone: a port marked as having had a
+ * server under the shim stays marked until the next load of the pin dir,
+ * which the tests of a job slot share (struct fl_joined, listening).
+ */
+#define PORT_PAIR "24686"        /* nobody server and client: listen() marks it */
+#define PORT_NEVER_SHIM "24687"  /* only ever a server without the shim */
+#define PORT_ONCE_SHIM "24688"   /* root under the shim listens, then a server without */
+#define PORT_PLAIN_CLIENT "24689" /* a nobody server, a client without the shim */
 
 /* Owned by main (set once before any subtest): the private directory with
  * copies of this program and the shim, the broker's socket and pid. */
@@ -85,6 +100,24 @@ static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int 
 	unsetenv("FASTLOCAL_ADOPT");
 	execl(fl_self, fl_self, "--nobody", mode, arg ? arg : "-", (char *)NULL);
 	fprintf(stderr, "exec %s: %s\n", fl_self, strerror(errno));
+	_exit(127);
+}
+
+/* Forks a child that stays root with the shim switched off (FASTLOCAL=0),
+ * a peer that never enrolls, and execs this program's copy with "--nobody
+ * MODE ARG"; out_fd becomes its fd 3 and in_fd its stdin when not -1. */
+static pid_t fl_spawn_plain(const char *mode, const char *arg, int out_fd, int in_fd)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (in_fd >= 0)
+		dup2(in_fd, 0);
+	if (out_fd >= 0)
+		dup2(out_fd, 3);
+	setenv("FASTLOCAL", "0", 1);
+	execl(fl_self, fl_self, "--nobody", mode, arg, (char *)NULL);
 	_exit(127);
 }
 
@@ -179,16 +212,36 @@ out:
 
 /* --------------------------------------------- the children (as nobody) */
 
-/* server: listen, tell the port on fd 3, accept, send "r", read XFER (seed 1), write
- * XFER (seed 2), say "done" on fd 3, wait for fd 0 to close, exit. */
-static int fl_child_server(void)
+/* Binds a listening socket to the loopback's port (a number; "-": any),
+ * SO_REUSEADDR; the socket or -1. */
+static int fl_listen_on(const char *port, struct sockaddr_in *a)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a->sin_port = strcmp(port, "-") ? htons((uint16_t)atoi(port)) : 0;
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 4)) {
+		if (l >= 0)
+			close(l);
+		return -1;
+	}
+	return l;
+}
+
+/* server PORT: listen (on PORT, "-": any), tell the port on fd 3, accept, send "r",
+ * read XFER (seed 1), write XFER (seed 2), say "done" on fd 3, wait for fd 0 to
+ * close, exit. */
+static int fl_child_server(const char *port)
+{
+	struct sockaddr_in a;
 	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0), s, r;
+	int l = fl_listen_on(port, &a), s, r;
 	char c;
 
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
+	if (l < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &len) ||
 	    write(3, &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
 		return 2;
@@ -240,15 +293,16 @@ static int fl_child_client(const char *port)
 	return 0;
 }
 
-/* echo: as root with the shim switched off (FASTLOCAL=0), a peer that never
- * enrolls: writes its port on fd 3, echoes one connection until EOF. */
-static int fl_child_echo(void)
+/* echo PORT: as root with the shim switched off (FASTLOCAL=0), a peer that
+ * never enrolls: listens (on PORT, "-": any), writes its port on fd 3,
+ * echoes one connection until EOF. */
+static int fl_child_echo(const char *port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a;
 	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0), s;
+	int l = fl_listen_on(port, &a), s;
 
-	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 4) ||
+	if (l < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &len) ||
 	    write(3, &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
 		return 2;
@@ -529,7 +583,7 @@ static int fl_child(const char *mode, const char *arg)
 	if (!strcmp(mode, "adopt"))
 		return fl_child_adopt(arg);
 	if (!strcmp(mode, "server"))
-		return fl_child_server();
+		return fl_child_server(arg);
 	if (!strcmp(mode, "client"))
 		return fl_child_client(arg);
 	if (!strcmp(mode, "privileges"))
@@ -539,7 +593,7 @@ static int fl_child(const char *mode, const char *arg)
 	if (!strcmp(mode, "forge"))
 		return fl_child_forge();
 	if (!strcmp(mode, "echo"))
-		return fl_child_echo();
+		return fl_child_echo(arg);
 	if (!strcmp(mode, "pausing"))
 		return fl_child_pausing(arg);
 	return 100;
@@ -618,6 +672,7 @@ static int fl_check_conn(pid_t pid_a, pid_t pid_b, uint64_t want)
 
 static int test_nobody_pair_accelerated(void)
 {
+	uint64_t w0 = fl_t_status_u64("waited_for_server.waited"), w1;
 	int sp[2], cp[2], go[2];
 	uint16_t port = 0;
 	char port_s[16], d;
@@ -625,7 +680,7 @@ static int test_nobody_pair_accelerated(void)
 	int ok;
 
 	FL_T_CHECK(!pipe2(sp, O_CLOEXEC) && !pipe2(cp, O_CLOEXEC) && !pipe2(go, O_CLOEXEC), "pipes");
-	srv = fl_spawn_nobody("server", NULL, sp[1], go[0]);
+	srv = fl_spawn_nobody("server", PORT_PAIR, sp[1], go[0]);
 	FL_T_CHECK(read(sp[0], &port, sizeof(port)) == sizeof(port), "the server said no port");
 	snprintf(port_s, sizeof(port_s), "%u", ntohs(port));
 	/* The client sees no pins at all (as in a container without the
@@ -644,7 +699,13 @@ static int test_nobody_pair_accelerated(void)
 	ok = (fl_wait_ok(srv, "server") == 0) + (fl_wait_ok(cli, "client") == 0) == 2 && ok;
 	close(sp[0]);
 	close(cp[0]);
+	w1 = fl_t_status_u64("waited_for_server.waited");
 	FL_T_CHECK(ok, "the nobody pair was not byte-exact and redirected both ways");
+	/* The server's listen() marked its port through the broker. */
+	FL_T_CHECK(w0 != UINT64_MAX && w1 == w0,
+		   "waited_for_server.waited went from %llu to %llu: the nobody client should not "
+		   "have waited for a server whose listen() ran under the shim",
+		   (unsigned long long)w0, (unsigned long long)w1);
 	return 0;
 }
 
@@ -851,40 +912,127 @@ static int test_mixed_pair(void)
 	return 0;
 }
 
-/* A nobody client whose peer never enrolls (a root echo server with the
- * shim switched off) leaves the sockhash through the broker, which counts
- * it, and every byte comes back exact. */
+/* Counters read around a subtest about an end that may join alone. */
+struct fl_alone_counts {
+	uint64_t enrolled, brokered, waited, left;
+};
+
+static void fl_alone_read(struct fl_alone_counts *c, const char *waited)
+{
+	c->enrolled = fl_t_status_u64("enrolled_total");
+	c->brokered = fl_t_status_u64("broker.enrolled_total");
+	c->waited = fl_t_status_u64(waited);
+	c->left = fl_t_status_u64("unpaired_left_total");
+}
+
+/* A nobody end that the broker told to wait never joined, and waited once. */
+static int fl_check_never_joined(const struct fl_alone_counts *a, const struct fl_alone_counts *b,
+				 const char *waited, const char *who)
+{
+	FL_T_CHECK(a->enrolled != UINT64_MAX && b->enrolled == a->enrolled &&
+		   a->brokered != UINT64_MAX && b->brokered == a->brokered,
+		   "enrolled_total went from %llu to %llu, broker.enrolled_total from %llu to %llu: "
+		   "the nobody %s's end joined the sockhash alone",
+		   (unsigned long long)a->enrolled, (unsigned long long)b->enrolled,
+		   (unsigned long long)a->brokered, (unsigned long long)b->brokered, who);
+	FL_T_CHECK(a->waited != UINT64_MAX && b->waited != UINT64_MAX && b->waited - a->waited == 1,
+		   "%s went from %llu to %llu: the broker should have told the nobody %s's end to "
+		   "wait, and counted it once", waited, (unsigned long long)a->waited,
+		   (unsigned long long)b->waited, who);
+	FL_T_CHECK(a->left != UINT64_MAX && b->left == a->left,
+		   "unpaired_left_total went from %llu to %llu", (unsigned long long)a->left,
+		   (unsigned long long)b->left);
+	return 0;
+}
+
+/* A root echo server with the shim switched off on port (fl_child_echo)
+ * and a nobody client doing 64 checked echo rounds with a pause: 0 when
+ * both ended well. */
+static int fl_echo_rounds(const char *port)
+{
+	uint16_t p = 0;
+	char port_s[16];
+	pid_t srv, cli;
+	int sp[2];
+
+	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
+	srv = fl_spawn_plain("echo", port, sp[1], -1);
+	close(sp[1]);
+	FL_T_CHECK(srv > 0 && read(sp[0], &p, sizeof(p)) == sizeof(p),
+		   "the echo server said no port");
+	close(sp[0]);
+	snprintf(port_s, sizeof(port_s), "%u", ntohs(p));
+	cli = fl_spawn_nobody("pausing", port_s, -1, -1);
+	FL_T_CHECK((fl_wait_ok(cli, "pausing client") == 0) + (fl_wait_ok(srv, "echo server") == 0) == 2,
+		   "64 echo rounds of 64 KiB were not byte-exact (see above)");
+	return 0;
+}
+
+/* A nobody client whose server never ran under the shim on its port: the
+ * broker tells it to wait, as a root shim waits by itself; it never joins,
+ * every byte comes back exact. */
+static int test_nobody_client_never_joins_alone(void)
+{
+	struct fl_alone_counts c0, c1;
+
+	fl_alone_read(&c0, "waited_for_server.waited");
+	if (fl_echo_rounds(PORT_NEVER_SHIM))
+		return -1;
+	fl_alone_read(&c1, "waited_for_server.waited");
+	return fl_check_never_joined(&c0, &c1, "waited_for_server.waited", "client");
+}
+
+/* A nobody client whose port had a server under the shim (root listened
+ * there), but whose server never enrolls (a root echo server with the shim
+ * switched off), joins, then leaves the sockhash through the broker, which
+ * counts it, and every byte comes back exact. */
 static int test_nobody_alone_leaves(void)
 {
 	uint64_t u0 = fl_t_status_u64("unpaired_left_total"), u1;
-	int sp[2];
-	uint16_t port = 0;
-	char port_s[16];
-	pid_t srv, cli;
-	int ok;
+	struct sockaddr_in a;
+	int l = fl_listen_on(PORT_ONCE_SHIM, &a);
 
-	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
-	srv = fork();
-	if (srv == 0) {
-		dup2(sp[1], 3);
-		setenv("FASTLOCAL", "0", 1);
-		execl(fl_self, fl_self, "--nobody", "echo", "-", (char *)NULL);
-		_exit(127);
-	}
-	close(sp[1]);
-	FL_T_CHECK(srv > 0 && read(sp[0], &port, sizeof(port)) == sizeof(port),
-		   "the echo server said no port");
-	close(sp[0]);
-	snprintf(port_s, sizeof(port_s), "%u", ntohs(port));
-	cli = fl_spawn_nobody("pausing", port_s, -1, -1);
-	ok = (fl_wait_ok(cli, "pausing client") == 0) + (fl_wait_ok(srv, "echo server") == 0) == 2;
+	/* (this process is under the shim: its listen() marked the port) */
+	FL_T_CHECK(l >= 0, "listen on port %s: %s", PORT_ONCE_SHIM, strerror(errno));
+	close(l);
+	if (fl_echo_rounds(PORT_ONCE_SHIM))
+		return -1;
 	u1 = fl_t_status_u64("unpaired_left_total");
-	FL_T_CHECK(ok, "64 echo rounds of 64 KiB were not byte-exact (see above)");
 	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
 		   "unpaired_left_total went from %llu to %llu: nobody's end, whose peer never "
 		   "enrolled, should have left the sockhash once, through the broker",
 		   (unsigned long long)u0, (unsigned long long)u1);
 	return 0;
+}
+
+/* A nobody server whose client runs without the shim: the broker tells its
+ * accepting end to wait for its peer; it never joins, byte-exact. */
+static int test_nobody_server_never_joins_alone(void)
+{
+	struct fl_alone_counts c0, c1;
+	int sp[2], cp[2], go[2], ok;
+	uint16_t port = 0;
+	char port_s[16], d;
+	pid_t srv, cli;
+
+	fl_alone_read(&c0, "waited_for_peer.waited");
+	FL_T_CHECK(!pipe2(sp, O_CLOEXEC) && !pipe2(cp, O_CLOEXEC) && !pipe2(go, O_CLOEXEC), "pipes");
+	srv = fl_spawn_nobody("server", PORT_PLAIN_CLIENT, sp[1], go[0]);
+	FL_T_CHECK(read(sp[0], &port, sizeof(port)) == sizeof(port), "the server said no port");
+	snprintf(port_s, sizeof(port_s), "%u", ntohs(port));
+	cli = fl_spawn_plain("client", port_s, cp[1], go[0]);
+	close(sp[1]);
+	close(cp[1]);
+	close(go[0]);
+	ok = read(sp[0], &d, 1) == 1 && read(cp[0], &d, 1) == 1;
+	close(go[1]);
+	ok = (fl_wait_ok(srv, "server") == 0) + (fl_wait_ok(cli, "plain client") == 0) == 2 && ok;
+	close(sp[0]);
+	close(cp[0]);
+	fl_alone_read(&c1, "waited_for_peer.waited");
+	FL_T_CHECK(ok, "%u bytes each way between a nobody server and a plain client: not "
+		   "byte-exact (see above)", XFER);
+	return fl_check_never_joined(&c0, &c1, "waited_for_peer.waited", "server");
 }
 
 /* A prefork server (fl_master): its nobody worker's end enrolls through
@@ -1089,7 +1237,8 @@ int main(int argc, char **argv)
 		 test_daemon_runs);
 	if (fl_daemon > 0) {
 		FL_T_RUN("a nobody server and a nobody client (which sees no pins at all) are "
-			 "enrolled through the broker and redirect 4 MiB each way byte-exact",
+			 "enrolled through the broker and redirect 4 MiB each way byte-exact; the "
+			 "server's listen() marked its port, so the client did not wait",
 			 test_nobody_pair_accelerated);
 		FL_T_RUN("100 silent connections to the broker do not keep a nobody pair from being "
 			 "accelerated", test_silent_callers_delay_nobody);
@@ -1109,8 +1258,15 @@ int main(int argc, char **argv)
 		FL_T_RUN("a prefork server's worker that became nobody after a root master "
 			 "listened is enrolled by the broker, 4 MiB each way redirected byte-exact",
 			 test_prefork_worker_enrolls_through_the_broker);
-		FL_T_RUN("a nobody client whose peer never enrolls leaves the fast path through "
-			 "the broker, byte-exact", test_nobody_alone_leaves);
+		FL_T_RUN("a nobody client whose server never ran under the shim on its port never "
+			 "joins the sockhash (the broker tells it to wait), byte-exact",
+			 test_nobody_client_never_joins_alone);
+		FL_T_RUN("a nobody client whose port had a server under the shim, but whose peer "
+			 "never enrolls, leaves the fast path through the broker, byte-exact",
+			 test_nobody_alone_leaves);
+		FL_T_RUN("a nobody server whose client runs without the shim never joins the "
+			 "sockhash (the broker tells it to wait), byte-exact",
+			 test_nobody_server_never_joins_alone);
 		FL_T_RUN("127 users get a slot domain each from the broker, the 128th is refused "
 			 "(ENOSPC), status counts them", test_domains_are_capped);
 		FL_T_RUN("SIGTERM stops the daemon with status 0 and removes its socket",
