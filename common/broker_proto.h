@@ -61,7 +61,8 @@ struct fl_broker_rep {
 	__u32 domain;      /* HELLO: the caller's domain */
 	__u32 nslots;      /* HELLO: its number of slots */
 	__u32 slot;        /* ADOPT: the socket's slot reference */
-	__u32 pad;
+	__u32 server_port; /* ENROLL answered EINPROGRESS: the port a connecting end waits
+			    * for a server under the shim on (0: an end waiting for its peer) */
 	__u64 cookie;      /* ADOPT: the socket's cookie (the slot's owner tag) */
 };
 

@@ -159,7 +159,7 @@ static void fl_serve_env(struct fl_broker *b, struct fl_ec_env *env)
  * taken from the caller, so a user cannot name another's key.
  */
 static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, __u32 ref_slot,
-			__u32 flags)
+			__u32 flags, struct fl_broker_rep *rep)
 {
 	struct sockaddr_storage local, remote;
 	socklen_t llen = sizeof(local), rlen = sizeof(remote), olen;
@@ -211,6 +211,7 @@ static int fl_do_enroll(struct fl_broker *b, const struct ucred *cred, int fd, _
 	if ((flags & FL_BROKER_MAY_WAIT) && fl_ec_must_wait(&env, &st, &seen)) {
 		if (!(flags & FL_BROKER_WAITED))
 			fl_count(b, active ? FL_USTAT_SERVER_WAITS : FL_USTAT_PEER_WAITS);
+		rep->server_port = active ? st.key.remote_port : 0;
 		return -EINPROGRESS;
 	}
 	/* write_seq after the SYN: the verdict's baseline for tcp_sent. The
@@ -327,7 +328,7 @@ static int fl_dispatch(struct fl_broker *b, const struct ucred *cred, const stru
 		return r;
 	if ((q->op & FL_BROKER_OP_MASK) == FL_BROKER_ENROLL &&
 	    !(q->op & ~(FL_BROKER_OP_MASK | FL_BROKER_MAY_WAIT | FL_BROKER_WAITED)))
-		return fl_do_enroll(b, cred, fd, q->slot, q->op & ~FL_BROKER_OP_MASK);
+		return fl_do_enroll(b, cred, fd, q->slot, q->op & ~FL_BROKER_OP_MASK, rep);
 	switch (q->op) {
 	case FL_BROKER_LISTEN:
 		return fl_do_listen(b, fd);

@@ -35,10 +35,14 @@ wait_listen() {
 # with_mode MODE CMD...: CMD plain, or under the shim ("fastlocal run"
 # execs CMD, so a PID taken from "&" is the server's own). Clients only:
 # CLIENT_MODE, when set, overrides MODE (onesided.sh keeps them plain).
+# CLIENT_AS, when set (a user name), runs the client as that user, as a
+# user's own program is run: under the shim it enrolls through the broker.
 # (Its own variable: sh has no locals, and callers keep theirs in m.)
 with_mode() {
 	wm=${CLIENT_MODE:-$1}
 	shift
+	[ -z "${CLIENT_AS:-}" ] ||
+		set -- setpriv --reuid="$CLIENT_AS" --regid="$(id -g "$CLIENT_AS")" --clear-groups "$@"
 	case $wm in
 	plain) "$@" ;;
 	shim) "$CLI" run -- "$@" ;;

@@ -5,7 +5,9 @@
 # >= 0.98x in targets.txt). Each workload with either end enrolled:
 #   rr      64 B request/response: redis-benchmark GET of a 64 B value,
 #           -c 50, -P 1; redis-server under the shim with a plain client,
-#           and redis-benchmark under the shim against a plain server
+#           and redis-benchmark under the shim against a plain server, run
+#           by root and by nobody (which enrolls through the broker; its
+#           plain row runs as nobody too)
 #   stream  one iperf3 stream; the sending client under the shim to a plain
 #           server, and a plain client to a receiving server under the shim
 # (fl-bench runs both ends in one process, so it cannot leave one end out.)
@@ -47,6 +49,11 @@ onesided_rr_client() {
 	onesided_check "$1" "$2" redis_bench get 1 64
 	RB_VARIANT=
 }
+onesided_rr_nobody() {
+	CLIENT_AS=nobody
+	onesided_rr_client "$@"
+	CLIENT_AS=
+}
 onesided_stream() {
 	IPERF_PORT_plain=$OS_IPERF_plain IPERF_PORT_shim=$OS_IPERF_plain
 	onesided_check "$1" "$2" iperf3_run "$2"
@@ -77,12 +84,14 @@ onesided_main() {
 	done
 	vr="64 B GET -c 50 -P 1, redis-server under the shim, client plain"
 	vrc="64 B GET -c 50 -P 1, redis-benchmark under the shim, server plain"
+	vrn="64 B GET -c 50 -P 1, redis-benchmark as nobody under the shim (the broker), server plain"
 	vs="1 stream, iperf3 client under the shim, server plain"
 	vss="1 stream, iperf3 server under the shim, client plain"
 	rep=1
 	while [ $rep -le "$REPS" ]; do
 		pair $rep onesided "$vr" rps onesided_rr "$vr"
 		pair $rep onesided "$vrc" rps onesided_rr_client "$vrc"
+		pair $rep onesided "$vrn" rps onesided_rr_nobody "$vrn"
 		pair $rep onesided "$vs" Gbit/s onesided_stream "$vs"
 		pair $rep onesided "$vss" Gbit/s onesided_stream_server "$vss"
 		rep=$((rep + 1))

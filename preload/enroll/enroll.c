@@ -256,7 +256,8 @@ static bool fl_pending_peer_may_have_come(struct fl_fd *e)
 	if (!m)
 		return true;
 	if (!m->joined)
-		return !m->brokered || fl_fd_retry_due_slow(e);
+		return !m->brokered ||
+		       fl_fd_retry_due_slow(e, port ? FL_RETRY_SERVER_MIN_US : FL_RETRY_PEER_MIN_US);
 	if (port && __atomic_load_n(&m->joined->listening[port], __ATOMIC_SEQ_CST))
 		return true;
 	return __atomic_load_n(&m->joined->c[__atomic_load_n(&e->peer_bucket, __ATOMIC_RELAXED)],

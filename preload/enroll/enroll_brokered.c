@@ -46,6 +46,7 @@ static int fl_brokered_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 {
 	uint64_t cookie = 0, gen = 0;
 	socklen_t olen = sizeof(cookie);
+	struct fl_broker_rep rep;
 	uint32_t budget, op;
 	char why[96];
 	int slot, err;
@@ -67,12 +68,12 @@ static int fl_brokered_enroll(const struct fl_maps *m, int fd, struct fl_fd *e,
 		op |= FL_BROKER_MAY_WAIT |
 		      (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT ?
 		       FL_BROKER_WAITED : 0);
-	err = fl_broker_call(op, fd, (uint32_t)slot, NULL);
+	err = fl_broker_call(op, fd, (uint32_t)slot, &rep);
 	if (err == -EINVAL && op != FL_BROKER_ENROLL) /* a broker older than waits */
-		err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, NULL);
+		err = fl_broker_call(FL_BROKER_ENROLL, fd, (uint32_t)slot, &rep);
 	if (err == -EINPROGRESS) {
 		fl_slot_free((uint32_t)slot, cookie);
-		return fl_enroll_wait_broker(fd, e);
+		return fl_enroll_wait_broker(fd, e, (uint16_t)rep.server_port);
 	}
 	if (err == -EALREADY) {
 		/* Enrolled before (inherited): use the slot it has. */

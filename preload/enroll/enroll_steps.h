@@ -46,10 +46,11 @@ int fl_enroll_put_off(int fd, struct fl_fd *e);
 int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen,
 			uint16_t server_port);
 
-/* The broker answered that e's end is to wait for its peer
- * (FL_BROKER_MAY_WAIT): pending on TCP, the broker asked again less and
- * less often (fdtable.h, fl_fd_retry_due_slow). -EINPROGRESS. */
-int fl_enroll_wait_broker(int fd, struct fl_fd *e);
+/* The broker answered that e's end is to wait (FL_BROKER_MAY_WAIT): for
+ * its peer, or, a connecting end, for a server under the shim on
+ * server_port. Pending on TCP, the broker asked again less and less often
+ * (fdtable.h, fl_fd_retry_due_slow). -EINPROGRESS. */
+int fl_enroll_wait_broker(int fd, struct fl_fd *e, uint16_t server_port);
 
 /* Every fd of this process on slot (e's gen) forgets its socket. */
 void fl_unenroll_forget(const struct fl_fd *e, uint32_t slot);

@@ -51,7 +51,8 @@ enum fl_fd_state {
 #define FL_FDF_PEER_WAIT  (1u << 12) /* an end found its peer missing: pending until
 				      * peer_bucket moves, or server_port is marked
 				      * (enroll.c); brokered: until the broker is
-				      * asked again (fl_fd_retry_due_slow) */
+				      * asked again (fl_fd_retry_due_slow; server_port
+				      * not 0 for a connecting end) */
 
 struct fl_fd {
 	uint32_t state;  /* enum fl_fd_state; atomic, written last (release) */
@@ -188,22 +189,26 @@ static inline bool fl_fd_retry_due(struct fl_fd *e)
 
 /*
  * As fl_fd_retry_due, for a check that costs a round trip to the broker
- * (a brokered end waiting for its peer, enroll_brokered.c): no free checks;
- * the first call after a reset starts the wait, FL_RETRY_SLOW_MIN_US, and
- * each due check doubles it, up to FL_RETRY_SLOW_MAX_US. A connection whose
- * peer never comes then costs the broker one request a second at most.
+ * (a brokered end waiting, enroll_brokered.c): no free checks; the first
+ * call after a reset starts the wait, min_us, and each due check doubles
+ * it, up to FL_RETRY_SLOW_MAX_US. A connection whose peer never comes then
+ * costs the broker one request a second at most.
  */
-#define FL_RETRY_SLOW_MIN_US 1000u
+#define FL_RETRY_PEER_MIN_US 1000u     /* an accepting end: its peer joins first, soon */
+#define FL_RETRY_SERVER_MIN_US 100000u /* a connecting end: a server under the shim
+					* comes there only if its listen() bypassed the
+					* shim (the port is marked by its first accepting
+					* end, once: later clients do not wait) */
 #define FL_RETRY_SLOW_MAX_US 1000000u
 
-static inline bool fl_fd_retry_due_slow(struct fl_fd *e)
+static inline bool fl_fd_retry_due_slow(struct fl_fd *e, uint32_t min_us)
 {
 	uint32_t now = fl_fd_now_us(), gap = __atomic_load_n(&e->retry_gap_us, __ATOMIC_RELAXED);
 	uint32_t ahead = __atomic_load_n(&e->retry_at_us, __ATOMIC_RELAXED) - now;
 
-	if (gap < FL_RETRY_SLOW_MIN_US) {
-		__atomic_store_n(&e->retry_gap_us, FL_RETRY_SLOW_MIN_US, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->retry_at_us, now + FL_RETRY_SLOW_MIN_US, __ATOMIC_RELAXED);
+	if (gap < min_us) {
+		__atomic_store_n(&e->retry_gap_us, min_us, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->retry_at_us, now + min_us, __ATOMIC_RELAXED);
 		return false;
 	}
 	if (ahead && ahead <= FL_RETRY_SLOW_MAX_US)
