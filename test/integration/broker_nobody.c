@@ -77,11 +77,12 @@ static const char *fl_child_pins;
 
 /* ------------------------------------------------------------ helpers */
 
-/* Forks a child that becomes nobody and execs this program's copy with
- * "--nobody MODE ARG", the shim preloaded and the broker named; out_fd
- * becomes its fd 3 and in_fd its stdin when not -1 (every other fd of ours
- * is close-on-exec). */
-static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int in_fd)
+/* Forks a child that execs this program's copy with "--nobody MODE ARG";
+ * out_fd becomes its fd 3 and in_fd its stdin when not -1 (every other fd
+ * of ours is close-on-exec). As nobody: the shim preloaded and the broker
+ * named. Else it stays root with the shim switched off (FASTLOCAL=0): a
+ * peer that never enrolls. */
+static pid_t fl_spawn(const char *mode, const char *arg, int out_fd, int in_fd, int as_nobody)
 {
 	pid_t pid = fork();
 
@@ -91,11 +92,13 @@ static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int 
 		dup2(in_fd, 0);
 	if (out_fd >= 0)
 		dup2(out_fd, 3);
-	if (fl_t_become_nobody(fl_shim, fl_sock)) {
+	if (!as_nobody) {
+		setenv("FASTLOCAL", "0", 1);
+	} else if (fl_t_become_nobody(fl_shim, fl_sock)) {
 		fprintf(stderr, "cannot become nobody: %s\n", strerror(errno));
 		_exit(126);
 	}
-	if (fl_child_pins)
+	if (as_nobody && fl_child_pins)
 		setenv("FASTLOCAL_PIN_DIR", fl_child_pins, 1);
 	unsetenv("FASTLOCAL_ADOPT");
 	execl(fl_self, fl_self, "--nobody", mode, arg ? arg : "-", (char *)NULL);
@@ -103,22 +106,14 @@ static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int 
 	_exit(127);
 }
 
-/* Forks a child that stays root with the shim switched off (FASTLOCAL=0),
- * a peer that never enrolls, and execs this program's copy with "--nobody
- * MODE ARG"; out_fd becomes its fd 3 and in_fd its stdin when not -1. */
+static pid_t fl_spawn_nobody(const char *mode, const char *arg, int out_fd, int in_fd)
+{
+	return fl_spawn(mode, arg, out_fd, in_fd, 1);
+}
+
 static pid_t fl_spawn_plain(const char *mode, const char *arg, int out_fd, int in_fd)
 {
-	pid_t pid = fork();
-
-	if (pid)
-		return pid;
-	if (in_fd >= 0)
-		dup2(in_fd, 0);
-	if (out_fd >= 0)
-		dup2(out_fd, 3);
-	setenv("FASTLOCAL", "0", 1);
-	execl(fl_self, fl_self, "--nobody", mode, arg, (char *)NULL);
-	_exit(127);
+	return fl_spawn(mode, arg, out_fd, in_fd, 0);
 }
 
 static int fl_wait_ok(pid_t pid, const char *what)
