@@ -66,6 +66,7 @@
 #define PORT_NEVER_SHIM "24687"  /* only ever a server without the shim */
 #define PORT_ONCE_SHIM "24688"   /* root under the shim listens, then a server without */
 #define PORT_PLAIN_CLIENT "24689" /* a nobody server, a client without the shim */
+#define PORT_RAW_LISTEN "24690"  /* a nobody server whose listen() bypassed the shim */
 
 /* Owned by main (set once before any subtest): the private directory with
  * copies of this program and the shim, the broker's socket and pid. */
@@ -208,8 +209,9 @@ out:
 /* --------------------------------------------- the children (as nobody) */
 
 /* Binds a listening socket to the loopback's port (a number; "-": any),
- * SO_REUSEADDR; the socket or -1. */
-static int fl_listen_on(const char *port, struct sockaddr_in *a)
+ * SO_REUSEADDR; the socket or -1. raw: listen() as a raw system call,
+ * which the shim never sees (as for a socket systemd made). */
+static int fl_listen_on_as(const char *port, struct sockaddr_in *a, int raw)
 {
 	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
@@ -218,12 +220,18 @@ static int fl_listen_on(const char *port, struct sockaddr_in *a)
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	a->sin_port = strcmp(port, "-") ? htons((uint16_t)atoi(port)) : 0;
 	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(l, (struct sockaddr *)a, sizeof(*a)) || listen(l, 4)) {
+	    bind(l, (struct sockaddr *)a, sizeof(*a)) ||
+	    (raw ? syscall(SYS_listen, l, 4) : listen(l, 4))) {
 		if (l >= 0)
 			close(l);
 		return -1;
 	}
 	return l;
+}
+
+static int fl_listen_on(const char *port, struct sockaddr_in *a)
+{
+	return fl_listen_on_as(port, a, 0);
 }
 
 /* server PORT: listen (on PORT, "-": any), tell the port on fd 3, accept, send "r",
@@ -291,11 +299,11 @@ static int fl_child_client(const char *port)
 /* echo PORT: as root with the shim switched off (FASTLOCAL=0), a peer that
  * never enrolls: listens (on PORT, "-": any), writes its port on fd 3,
  * echoes one connection until EOF. */
-static int fl_child_echo(const char *port)
+static int fl_child_echo_as(const char *port, int raw)
 {
 	struct sockaddr_in a;
 	socklen_t len = sizeof(a);
-	int l = fl_listen_on(port, &a), s;
+	int l = fl_listen_on_as(port, &a, raw), s;
 
 	if (l < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &len) ||
@@ -332,6 +340,35 @@ static int fl_child_pausing(const char *port)
 			if ((n = read(s, in + o, sizeof(in) - o)) <= 0)
 				return 4;
 		if (fl_t_pattern_check(in, (uint64_t)r * sizeof(in), sizeof(in), 5) >= 0)
+			return 5;
+	}
+	close(s);
+	return 0;
+}
+
+/* paced PORT: 60 lockstep echo rounds of 64 KiB, each checked, 50 ms
+ * apart (3 s): time for ends that wait to ask the broker again. */
+static int fl_child_paced(const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	static uint8_t out[64 * KiB], in[64 * KiB];
+	int s = socket(AF_INET, SOCK_STREAM, 0), r;
+	size_t o;
+	ssize_t n;
+
+	a.sin_port = htons((uint16_t)atoi(port));
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
+		return 2;
+	for (r = 0; r < 60; r++) {
+		usleep(50000);
+		fl_t_pattern(out, (uint64_t)r * sizeof(out), sizeof(out), 6);
+		for (o = 0; o < sizeof(out); o += (size_t)n)
+			if ((n = write(s, out + o, sizeof(out) - o)) <= 0)
+				return 3;
+		for (o = 0; o < sizeof(in); o += (size_t)n)
+			if ((n = read(s, in + o, sizeof(in) - o)) <= 0)
+				return 4;
+		if (fl_t_pattern_check(in, (uint64_t)r * sizeof(in), sizeof(in), 6) >= 0)
 			return 5;
 	}
 	close(s);
@@ -588,7 +625,11 @@ static int fl_child(const char *mode, const char *arg)
 	if (!strcmp(mode, "forge"))
 		return fl_child_forge();
 	if (!strcmp(mode, "echo"))
-		return fl_child_echo(arg);
+		return fl_child_echo_as(arg, 0);
+	if (!strcmp(mode, "echo-raw"))
+		return fl_child_echo_as(arg, 1);
+	if (!strcmp(mode, "paced"))
+		return fl_child_paced(arg);
 	if (!strcmp(mode, "pausing"))
 		return fl_child_pausing(arg);
 	return 100;
@@ -1000,6 +1041,43 @@ static int test_nobody_alone_leaves(void)
 	return 0;
 }
 
+/*
+ * A nobody server whose listen() bypassed the shim (a raw system call, as
+ * for a socket systemd made) and a nobody client under the shim: the port
+ * is marked only when the server's end would enroll, so the client's end
+ * may wait; the server's end waits for the client's. Both join within
+ * their next requests to the broker, and the bytes are redirected.
+ */
+static int test_nobody_raw_listen_pair_joins(void)
+{
+	uint64_t b0 = fl_t_status_u64("broker.enrolled_total"), b1;
+	uint64_t r0 = fl_t_status_u64("redirected_bytes"), r1;
+	uint16_t p = 0;
+	char port_s[16];
+	pid_t srv, cli;
+	int sp[2];
+
+	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
+	srv = fl_spawn_nobody("echo-raw", PORT_RAW_LISTEN, sp[1], -1);
+	close(sp[1]);
+	FL_T_CHECK(srv > 0 && read(sp[0], &p, sizeof(p)) == sizeof(p),
+		   "the echo server said no port");
+	close(sp[0]);
+	snprintf(port_s, sizeof(port_s), "%u", ntohs(p));
+	cli = fl_spawn_nobody("paced", port_s, -1, -1);
+	FL_T_CHECK((fl_wait_ok(cli, "paced client") == 0) + (fl_wait_ok(srv, "echo server") == 0) == 2,
+		   "60 echo rounds of 64 KiB were not byte-exact (see above)");
+	b1 = fl_t_status_u64("broker.enrolled_total");
+	r1 = fl_t_status_u64("redirected_bytes");
+	FL_T_CHECK(b0 != UINT64_MAX && b1 != UINT64_MAX && b1 - b0 == 2,
+		   "broker.enrolled_total went from %llu to %llu: both nobody ends should have "
+		   "joined", (unsigned long long)b0, (unsigned long long)b1);
+	FL_T_CHECK(r0 != UINT64_MAX && r1 != UINT64_MAX && r1 - r0 >= 1 * MiB,
+		   "only %llu bytes redirected of 2 x 3.75 MiB", (unsigned long long)(r1 - r0));
+	printf("  %llu bytes redirected of 2 x 3.75 MiB\n", (unsigned long long)(r1 - r0));
+	return 0;
+}
+
 /* A nobody server whose client runs without the shim: the broker tells its
  * accepting end to wait for its peer; it never joins, byte-exact. */
 static int test_nobody_server_never_joins_alone(void)
@@ -1262,6 +1340,9 @@ int main(int argc, char **argv)
 		FL_T_RUN("a nobody server whose client runs without the shim never joins the "
 			 "sockhash (the broker tells it to wait), byte-exact",
 			 test_nobody_server_never_joins_alone);
+		FL_T_RUN("a nobody server whose listen() bypassed the shim and a nobody client "
+			 "both join after waiting, and the bytes are redirected",
+			 test_nobody_raw_listen_pair_joins);
 		FL_T_RUN("127 users get a slot domain each from the broker, the 128th is refused "
 			 "(ENOSPC), status counts them", test_domains_are_capped);
 		FL_T_RUN("SIGTERM stops the daemon with status 0 and removes its socket",
