@@ -23,8 +23,9 @@
  * entries), its number into *domain. 0 or -errno. */
 int fl_broker_hello(struct fl_slot **slots, uint32_t *nslots, uint32_t *domain);
 
-/* One request about the socket fd (ENROLL with slot, UNENROLL, MARK_OFF,
- * ADOPT). 0 and the reply in *rep (may be NULL), or -errno: the broker's
+/* One request about the socket fd (ENROLL with slot, maybe with
+ * FL_BROKER_MAY_WAIT and FL_BROKER_WAITED in op; UNENROLL, MARK_OFF, ADOPT,
+ * LISTEN). 0 and the reply in *rep (may be NULL), or -errno: the broker's
  * answer or why it could not be asked. */
 int fl_broker_call(uint32_t op, int fd, uint32_t slot, struct fl_broker_rep *rep);
 
