@@ -252,18 +252,13 @@ int fl_enroll_wait_peer(int fd, struct fl_fd *e, uint32_t bucket, uint32_t seen,
 
 int fl_enroll_wait_broker(int fd, struct fl_fd *e, uint16_t server_port)
 {
-	__atomic_store_n(&e->server_port, server_port, __ATOMIC_RELAXED);
-	if (__atomic_fetch_or(&e->flags, FL_FDF_PEER_WAIT, __ATOMIC_RELEASE) & FL_FDF_PEER_WAIT)
-		return -EINPROGRESS;
-	/* The first check after this answer waits the least gap. (Counted
-	 * by the broker: this process's counters are private.) */
-	fl_fd_retry_reset(e);
-	if (server_port)
-		fl_debug("fd %d: the broker saw no server under the shim on its port, nor its peer "
-			 "in the sockhash: waits on TCP", fd);
-	else
-		fl_debug("fd %d: the broker says its peer is not in the sockhash: waits for it on TCP",
-			 fd);
+	bool first = !(__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_PEER_WAIT);
+
+	/* No bucket to watch: the broker is asked again instead. (Its counts
+	 * here go to this process's private page; the broker counts.) */
+	fl_enroll_wait_peer(fd, e, 0, 0, server_port);
+	if (first)
+		fl_fd_retry_reset(e); /* the first check after it waits the least gap */
 	return -EINPROGRESS;
 }
 
