@@ -315,10 +315,16 @@ static int fl_child_echo_as(const char *port, int raw)
 	return fl_t_echo(s) ? 4 : 0;
 }
 
-/* pausing PORT: 64 lockstep echo rounds of 64 KiB, each checked, with a
- * pause longer than the shim's grace for a missing peer (preload/enroll/unpaired.c)
- * halfway, so that this end leaves the sockhash before the second half. */
-static int fl_child_pausing(const char *port)
+/*
+ * Lockstep echo rounds of 64 KiB against port, each checked (pattern seed),
+ * sleeping every_us before each round and pause_us before round pause_at.
+ * pausing PORT: 64 rounds with a pause longer than the shim's grace for a
+ * missing peer (preload/enroll/unpaired.c) halfway, so that this end leaves
+ * the sockhash before the second half. paced PORT: 60 rounds 50 ms apart
+ * (3 s): time for ends that wait to ask the broker again.
+ */
+static int fl_child_rounds(const char *port, int rounds, uint64_t seed, unsigned every_us,
+			   int pause_at, unsigned pause_us)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	static uint8_t out[64 * KiB], in[64 * KiB];
@@ -329,46 +335,19 @@ static int fl_child_pausing(const char *port)
 	a.sin_port = htons((uint16_t)atoi(port));
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
 		return 2;
-	for (r = 0; r < 64; r++) {
-		if (r == 32)
-			usleep(300000);
-		fl_t_pattern(out, (uint64_t)r * sizeof(out), sizeof(out), 5);
+	for (r = 0; r < rounds; r++) {
+		if (every_us)
+			usleep(every_us);
+		if (r == pause_at)
+			usleep(pause_us);
+		fl_t_pattern(out, (uint64_t)r * sizeof(out), sizeof(out), seed);
 		for (o = 0; o < sizeof(out); o += (size_t)n)
 			if ((n = write(s, out + o, sizeof(out) - o)) <= 0)
 				return 3;
 		for (o = 0; o < sizeof(in); o += (size_t)n)
 			if ((n = read(s, in + o, sizeof(in) - o)) <= 0)
 				return 4;
-		if (fl_t_pattern_check(in, (uint64_t)r * sizeof(in), sizeof(in), 5) >= 0)
-			return 5;
-	}
-	close(s);
-	return 0;
-}
-
-/* paced PORT: 60 lockstep echo rounds of 64 KiB, each checked, 50 ms
- * apart (3 s): time for ends that wait to ask the broker again. */
-static int fl_child_paced(const char *port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	static uint8_t out[64 * KiB], in[64 * KiB];
-	int s = socket(AF_INET, SOCK_STREAM, 0), r;
-	size_t o;
-	ssize_t n;
-
-	a.sin_port = htons((uint16_t)atoi(port));
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)))
-		return 2;
-	for (r = 0; r < 60; r++) {
-		usleep(50000);
-		fl_t_pattern(out, (uint64_t)r * sizeof(out), sizeof(out), 6);
-		for (o = 0; o < sizeof(out); o += (size_t)n)
-			if ((n = write(s, out + o, sizeof(out) - o)) <= 0)
-				return 3;
-		for (o = 0; o < sizeof(in); o += (size_t)n)
-			if ((n = read(s, in + o, sizeof(in) - o)) <= 0)
-				return 4;
-		if (fl_t_pattern_check(in, (uint64_t)r * sizeof(in), sizeof(in), 6) >= 0)
+		if (fl_t_pattern_check(in, (uint64_t)r * sizeof(in), sizeof(in), seed) >= 0)
 			return 5;
 	}
 	close(s);
@@ -629,9 +608,9 @@ static int fl_child(const char *mode, const char *arg)
 	if (!strcmp(mode, "echo-raw"))
 		return fl_child_echo_as(arg, 1);
 	if (!strcmp(mode, "paced"))
-		return fl_child_paced(arg);
+		return fl_child_rounds(arg, 60, 6, 50000, -1, 0);
 	if (!strcmp(mode, "pausing"))
-		return fl_child_pausing(arg);
+		return fl_child_rounds(arg, 64, 5, 0, 32, 300000);
 	return 100;
 }
 
@@ -981,26 +960,27 @@ static int fl_check_never_joined(const struct fl_alone_counts *a, const struct f
 	return 0;
 }
 
-/* A root echo server with the shim switched off on port (fl_child_echo)
- * and a nobody client doing 64 checked echo rounds with a pause: 0 when
- * both ended well. */
-static int fl_echo_rounds(const char *port)
+/* An echo server on port (server: "echo", root with the shim switched
+ * off, or "echo-raw", nobody under the shim with a raw listen()) and a
+ * nobody client under the shim (client: "pausing" or "paced"): 0 when both
+ * ended well, every round byte-exact. */
+static int fl_echo_rounds(const char *server, const char *port, const char *client)
 {
+	int nobody = !strcmp(server, "echo-raw"), sp[2];
 	uint16_t p = 0;
 	char port_s[16];
 	pid_t srv, cli;
-	int sp[2];
 
 	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
-	srv = fl_spawn_plain("echo", port, sp[1], -1);
+	srv = fl_spawn(server, port, sp[1], -1, nobody);
 	close(sp[1]);
 	FL_T_CHECK(srv > 0 && read(sp[0], &p, sizeof(p)) == sizeof(p),
 		   "the echo server said no port");
 	close(sp[0]);
 	snprintf(port_s, sizeof(port_s), "%u", ntohs(p));
-	cli = fl_spawn_nobody("pausing", port_s, -1, -1);
-	FL_T_CHECK((fl_wait_ok(cli, "pausing client") == 0) + (fl_wait_ok(srv, "echo server") == 0) == 2,
-		   "64 echo rounds of 64 KiB were not byte-exact (see above)");
+	cli = fl_spawn_nobody(client, port_s, -1, -1);
+	FL_T_CHECK((fl_wait_ok(cli, client) == 0) + (fl_wait_ok(srv, server) == 0) == 2,
+		   "%s echo rounds of 64 KiB were not byte-exact (see above)", client);
 	return 0;
 }
 
@@ -1012,7 +992,7 @@ static int test_nobody_client_never_joins_alone(void)
 	struct fl_alone_counts c0, c1;
 
 	fl_alone_read(&c0, "waited_for_server.waited");
-	if (fl_echo_rounds(PORT_NEVER_SHIM))
+	if (fl_echo_rounds("echo", PORT_NEVER_SHIM, "pausing"))
 		return -1;
 	fl_alone_read(&c1, "waited_for_server.waited");
 	return fl_check_never_joined(&c0, &c1, "waited_for_server.waited", "client");
@@ -1031,7 +1011,7 @@ static int test_nobody_alone_leaves(void)
 	/* (this process is under the shim: its listen() marked the port) */
 	FL_T_CHECK(l >= 0, "listen on port %s: %s", PORT_ONCE_SHIM, strerror(errno));
 	close(l);
-	if (fl_echo_rounds(PORT_ONCE_SHIM))
+	if (fl_echo_rounds("echo", PORT_ONCE_SHIM, "pausing"))
 		return -1;
 	u1 = fl_t_status_u64("unpaired_left_total");
 	FL_T_CHECK(u0 != UINT64_MAX && u1 != UINT64_MAX && u1 - u0 == 1,
@@ -1052,21 +1032,9 @@ static int test_nobody_raw_listen_pair_joins(void)
 {
 	uint64_t b0 = fl_t_status_u64("broker.enrolled_total"), b1;
 	uint64_t r0 = fl_t_status_u64("redirected_bytes"), r1;
-	uint16_t p = 0;
-	char port_s[16];
-	pid_t srv, cli;
-	int sp[2];
 
-	FL_T_CHECK(!pipe2(sp, O_CLOEXEC), "pipe");
-	srv = fl_spawn_nobody("echo-raw", PORT_RAW_LISTEN, sp[1], -1);
-	close(sp[1]);
-	FL_T_CHECK(srv > 0 && read(sp[0], &p, sizeof(p)) == sizeof(p),
-		   "the echo server said no port");
-	close(sp[0]);
-	snprintf(port_s, sizeof(port_s), "%u", ntohs(p));
-	cli = fl_spawn_nobody("paced", port_s, -1, -1);
-	FL_T_CHECK((fl_wait_ok(cli, "paced client") == 0) + (fl_wait_ok(srv, "echo server") == 0) == 2,
-		   "60 echo rounds of 64 KiB were not byte-exact (see above)");
+	if (fl_echo_rounds("echo-raw", PORT_RAW_LISTEN, "paced"))
+		return -1;
 	b1 = fl_t_status_u64("broker.enrolled_total");
 	r1 = fl_t_status_u64("redirected_bytes");
 	FL_T_CHECK(b0 != UINT64_MAX && b1 != UINT64_MAX && b1 - b0 == 2,
