@@ -195,9 +195,10 @@ TEST_BUILD_J = $(if $(findstring -j,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFL
 test: deps
 	@$(MAKE) --no-print-directory $(TEST_BUILD_J) test-build
 	@$(MAKE) --no-print-directory $(TEST_BUILD_J) SAN=1 test-build
-	@st=0; \
-	echo "test/run.sh $(BUILD)"; test/run.sh $(BUILD) || st=1; \
-	echo "test/run.sh build-san"; test/run.sh build-san || st=1; \
+	@st=0; recap=$(abspath $(BUILD))/test-recap; rm -f $$recap; \
+	echo "test/run.sh $(BUILD)"; FL_TEST_RECAP=$$recap test/run.sh $(BUILD) || st=1; \
+	echo "test/run.sh build-san"; FL_TEST_RECAP=$$recap test/run.sh build-san || st=1; \
+	if [ -s $$recap ]; then echo "== make test: the failures of both suites"; cat $$recap; fi; \
 	exit $$st
 
 # ---------------------------------------------------------------- demo/bench

@@ -286,6 +286,26 @@ for f in "$state"/result.*; do
 	passed=$((passed + p))
 	failed=$((failed + fl))
 done
+# IMPORTANT: CI keeps only the end of what the suite printed, so the
+# failures are repeated here, each with its FAIL lines and the last lines
+# of its output: the summary names what failed without the whole log.
+# FL_TEST_RECAP=FILE: the recap is appended there instead (make test prints
+# both suites' recaps after the second suite).
+recap() {
+	[ "$failed" = 0 ] && return
+	echo "== what failed in test/run.sh ${BUILD##*/}"
+	for f in "$state"/result.*; do
+		[ -e "$f" ] || continue
+		read -r p fl <"$f"
+		[ "$fl" = 0 ] && continue
+		idx=${f##*.}
+		head -n 1 "$state/block.$idx"
+		grep '^FAIL: ' "$state/block.$idx" | head -n 5 | sed 's/^/  /'
+		echo "  last lines of its output:"
+		tail -n 12 "$state/out.$idx" | sed 's/^/  | /'
+	done
+}
+if [ -n "${FL_TEST_RECAP:-}" ]; then recap >>"$FL_TEST_RECAP"; else recap; fi
 if [ $((passed + failed)) = 0 ]; then
 	echo "FAIL: no test printed a PASS or FAIL line (built with 'make test-build'?)"
 	failed=1
