@@ -64,14 +64,25 @@ void fl_splice_fork_child(void)
 bool fl_splice_reads(const off_t *off_in, int fd_out, const off_t *off_out, size_t len,
 		     unsigned int flags)
 {
-	int fl;
-
 	if (off_in || off_out || !len || (flags & ~(unsigned int)SPLICE_F_ALL))
 		return false;
-	if (libc_fcntl(fd_out, F_GETPIPE_SZ, NULL) < 0)
-		return false; /* not a pipe: EBADF or EINVAL, nothing read */
-	fl = libc_fcntl(fd_out, F_GETFL, NULL);
-	return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+	/* Not a pipe: EBADF or EINVAL, nothing read. IMPORTANT: a pipe's
+	 * read end is let through: fl_splice_in answers it EBADF, as the
+	 * kernel does, and asks its flags only when it must (fl_pipe_writable). */
+	return libc_fcntl(fd_out, F_GETPIPE_SZ, NULL) >= 0;
+}
+
+/* False, with errno EBADF, if pipe fd is its read end (splice's FMODE_WRITE
+ * check); fl, if not negative, is its F_GETFL already read. */
+static bool fl_pipe_writable(int fd, int fl)
+{
+	if (fl < 0)
+		fl = libc_fcntl(fd, F_GETFL, NULL);
+	if (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY) {
+		errno = EBADF;
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -286,6 +297,75 @@ static void fl_consume(int fd, void *buf, size_t n)
 	}
 }
 
+/* Moves the r bytes peeked into buf to pipe fd_out without waiting, then
+ * consumes from the socket exactly what the pipe took: splice's result. */
+static ssize_t fl_splice_peeked(int fd_in, struct fl_rxq *q, int fd_out, void *buf, size_t r)
+{
+	ssize_t m = fl_pipe_put(&fd_out, buf, r);
+
+	if (m == 0)
+		errno = EAGAIN, m = -1; /* never a 0, which would mean EOF */
+	if (m < 0)
+		return -1;
+	fl_consume(fd_in, buf, (size_t)m);
+	if (q)
+		fl_rxq_read_done(q, (size_t)m);
+	return m;
+}
+
+/*
+ * The common case, a pipe that never waits (SPLICE_F_NONBLOCK: haproxy's
+ * every call) and no held bytes: the socket is peeked first, and the pipe
+ * and the socket's flags are asked only when nothing moves. With bytes,
+ * the pipe's own answer is splice's (full: EAGAIN; no reader: EPIPE and
+ * SIGPIPE, sent by the kernel's splice into it; a read end: EBADF). About
+ * half of a proxy's calls find nothing, so that path is short too: one
+ * poll tells room, no reader and (no event at all) full or a read end.
+ * Returns 1 with *res set, or 0 if the socket is blocking and empty: the
+ * caller then waits as splice would.
+ */
+static int fl_splice_in_nb(int fd_in, int fd_out, void *buf, size_t n, ssize_t *res)
+{
+	struct pollfd p = { .fd = fd_out, .events = POLLOUT };
+	ssize_t r;
+	int err, fl;
+
+	r = libc_recv(fd_in, buf, n, MSG_PEEK | MSG_DONTWAIT);
+	if (r > 0) {
+		*res = fl_splice_peeked(fd_in, NULL, fd_out, buf, (size_t)r);
+		return 1;
+	}
+	err = errno;
+	/* Nothing to move: splice looks at the pipe before the socket. */
+	*res = -1;
+	if (libc_poll(&p, 1, 0) < 0)
+		return 1; /* EINTR cannot come with a zero timeout; ENOMEM */
+	if (p.revents & POLLNVAL) {
+		errno = EBADF;
+		return 1;
+	}
+	if (p.revents & POLLERR) {
+		pthread_kill(pthread_self(), SIGPIPE);
+		errno = EPIPE;
+		return 1;
+	}
+	if (!(p.revents & POLLOUT)) {
+		if (fl_pipe_writable(fd_out, -1))
+			errno = EAGAIN; /* full */
+		return 1;
+	}
+	if (r < 0 && err == EAGAIN) {
+		fl = libc_fcntl(fd_in, F_GETFL, NULL);
+		if (fl >= 0 && !(fl & O_NONBLOCK))
+			return 0;
+	}
+	if (r < 0)
+		fl_reset_report_once(fd_in, r); /* reported once, as TCP does */
+	errno = err;
+	*res = r;
+	return 1;
+}
+
 ssize_t fl_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
 		     unsigned int flags)
 {
@@ -296,13 +376,18 @@ ssize_t fl_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
 	ssize_t r, m;
 	size_t n;
 
+	n = len < sizeof(buf) ? len : sizeof(buf);
+	if ((flags & SPLICE_F_NONBLOCK) && !(q && fl_rxq_held(q)) &&
+	    fl_splice_in_nb(fd_in, fd_out, buf, n, &r))
+		return r;
 	/* Splice's rules: SPLICE_F_NONBLOCK and the pipe's O_NONBLOCK apply to
 	 * the pipe, only the socket's O_NONBLOCK to the socket. */
 	pfl = libc_fcntl(fd_out, F_GETFL, NULL);
+	if (!fl_pipe_writable(fd_out, pfl))
+		return -1;
 	pipe_nb = (flags & SPLICE_F_NONBLOCK) || (pfl >= 0 && (pfl & O_NONBLOCK));
 	sfl = libc_fcntl(fd_in, F_GETFL, NULL);
 	sock_nb = sfl >= 0 && (sfl & O_NONBLOCK);
-	n = len < sizeof(buf) ? len : sizeof(buf);
 	fl_rx_retry_init(&start);
 	for (;;) {
 		if (fl_pipe_wait_room(fd_out, pipe_nb))
@@ -329,17 +414,9 @@ ssize_t fl_splice_in(int fd_in, struct fl_rxq *q, int fd_out, size_t len,
 			fl_reset_report_once(fd_in, r); /* reported once, as TCP does */
 		if (r <= 0)
 			return r;
-		m = fl_pipe_put(&fd_out, buf, (size_t)r);
-		if (m == 0)
-			errno = EAGAIN, m = -1; /* never a 0, which would mean EOF */
-		if (m < 0) {
-			if (errno == EAGAIN && !pipe_nb)
-				continue;
-			return -1;
-		}
-		fl_consume(fd_in, buf, (size_t)m);
-		if (q)
-			fl_rxq_read_done(q, (size_t)m);
+		m = fl_splice_peeked(fd_in, q, fd_out, buf, (size_t)r);
+		if (m < 0 && errno == EAGAIN && !pipe_nb)
+			continue;
 		return m;
 	}
 }

@@ -608,9 +608,17 @@ static int sp_no_reader(int family)
 	r = splice(s, NULL, p[1], NULL, 65536, SPLICE_F_NONBLOCK);
 	fl_trace("no reader, empty socket: splice(SPLICE_F_NONBLOCK) -> %s, SIGPIPE %d", fl_ret(r),
 		 (int)sp_sigpipes);
+	sp_nonblock(s);
+	r = splice(s, NULL, p[1], NULL, 65536, SPLICE_F_NONBLOCK);
+	fl_trace("no reader, empty O_NONBLOCK socket: splice(SPLICE_F_NONBLOCK) -> %s, SIGPIPE %d",
+		 fl_ret(r), (int)sp_sigpipes);
+	fcntl(s, F_SETFL, fcntl(s, F_GETFL) & ~O_NONBLOCK);
 	if (fl_sc_write_pattern(c, 0, 100000, 308))
 		return -1;
 	sp_wait_readable(s);
+	r = splice(s, NULL, p[1], NULL, 65536, SPLICE_F_NONBLOCK);
+	fl_trace("no reader, bytes in the socket: splice(SPLICE_F_NONBLOCK) -> %s, SIGPIPE %d",
+		 fl_ret(r), (int)sp_sigpipes);
 	r = splice(s, NULL, p[1], NULL, 65536, 0);
 	fl_trace("no reader, bytes in the socket: blocking splice -> %s, SIGPIPE %d", fl_ret(r),
 		 (int)sp_sigpipes);
@@ -624,6 +632,52 @@ static int sp_no_reader(int family)
 	return 0;
 }
 FL_SCENARIO("splice-no-reader", FL_SC_REDIRECTS, sp_no_reader)
+
+/* ------------------------------------------------- a pipe's read end */
+
+/* A pipe's read end as the target: EBADF with or without bytes in the
+ * socket, with or without SPLICE_F_NONBLOCK, and the bytes stay in the
+ * socket for a read. */
+static int sp_read_end(int family)
+{
+	static const unsigned int flags[2] = { SPLICE_F_NONBLOCK, 0 };
+	struct sp_check k = { .seed = 309, .bad = -1 };
+	int64_t bad = -1;
+	int c, s, p[2], i;
+	ssize_t r, n;
+
+	if (sp_pair(family, &c, &s) || sp_pipe(p, 0, 0))
+		return -1;
+	sp_nonblock(s);
+	for (i = 0; i < 2; i++) {
+		r = splice(s, NULL, p[0], NULL, 65536, flags[i]);
+		fl_trace("read end, empty socket: splice(%s) -> %s",
+			 flags[i] ? "SPLICE_F_NONBLOCK" : "0", fl_ret(r));
+	}
+	if (fl_sc_write_pattern(c, 0, 100000, 309))
+		return -1;
+	sp_wait_readable(s);
+	for (i = 0; i < 2; i++) {
+		r = splice(s, NULL, p[0], NULL, 65536, flags[i]);
+		fl_trace("read end, bytes in the socket: splice(%s) -> %s",
+			 flags[i] ? "SPLICE_F_NONBLOCK" : "0", fl_ret(r));
+	}
+	r = splice(s, NULL, p[1], NULL, 65536, SPLICE_F_NONBLOCK);
+	sp_drain(p[0], &k);
+	fl_trace("then into the write end: splice(SPLICE_F_NONBLOCK) -> %s, first wrong byte %lld",
+		 r > 0 ? "bytes" : fl_ret(r), (long long)k.bad);
+	shutdown(c, SHUT_WR);
+	/* The rest follows what the pipe took. */
+	n = fl_sc_read_pattern(s, k.off, 100000 - (size_t)k.off, 309, &bad);
+	fl_trace("then read() the rest: %s, first wrong byte %lld", n > 0 ? "bytes" : fl_ret(n),
+		 (long long)bad);
+	close(p[0]);
+	close(p[1]);
+	close(c);
+	close(s);
+	return 0;
+}
+FL_SCENARIO("splice-read-end", FL_SC_REDIRECTS, sp_read_end)
 
 /* ------------------------------------ bytes spliced before the switch */
 
