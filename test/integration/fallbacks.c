@@ -768,12 +768,42 @@ static int test_shared_socket_put_off(void)
 }
 
 /* The role below: a thread that will read 77 bytes, blocked in read(). */
+static pid_t fl_busy_tid; /* the reader thread's, for main to watch */
+
 static void *fl_busy_reader(void *arg)
 {
 	static char buf[77];
 	int fd = *(int *)arg;
 
+	__atomic_store_n(&fl_busy_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	return recv(fd, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) ? buf : NULL;
+}
+
+/* Waits (up to 10 s) until the reader thread sleeps in recvfrom: the
+ * kernel's /proc/self/task/TID/syscall names the call it is in. A fixed
+ * sleep was an assumption a loaded machine may not keep. */
+static void fl_busy_wait_asleep(void)
+{
+	char path[64], line[64];
+	pid_t tid;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 10000; i++, usleep(1000)) {
+		tid = __atomic_load_n(&fl_busy_tid, __ATOMIC_ACQUIRE);
+		if (!tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		line[0] = 0;
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		if (atoi(line) == SYS_recvfrom)
+			return;
+	}
 }
 
 /*
@@ -793,7 +823,7 @@ static int fl_busy_reader_role(void)
 
 	if (fl_t_tcp_pair(AF_INET, &c, &s) || pthread_create(&th, NULL, fl_busy_reader, &c))
 		return 2;
-	usleep(100 * 1000); /* the thread is asleep in read() by now */
+	fl_busy_wait_asleep();
 	memset(big, 'b', sizeof(big));
 	if (write(c, big, sizeof(big)) != sizeof(big) || /* the client enrolls, busy */
 	    recv(s, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf) || /* the server enrolls */
