@@ -102,7 +102,7 @@ for a in $APPS; do
 	case $a in
 	redis) STEPS=$((STEPS + 4)) ;;
 	nginx) STEPS=$((STEPS + 6)) ;;
-	onesided) STEPS=$((STEPS + 4)) ;;
+	onesided) STEPS=$((STEPS + 5)) ;;
 	iperf3 | haproxy) STEPS=$((STEPS + 2)) ;;
 	*) echo "bench/apps/run.sh: unknown app '$a'" >&2; exit 2 ;;
 	esac
