@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -31,15 +32,17 @@
 
 /*
  * Owned by this file, guarded by fl_ip_lock: the process's internal pipe
- * (both ends O_NONBLOCK, registered own fds: an application that closes
- * every fd leaves them alone) and the scratch buffer that empties it. It
- * is empty whenever the lock is free. A child of fork() closes its copies
- * (fl_splice_fork_child, init.c): parent and child must never share it.
+ * (one O_RDWR, O_NONBLOCK fd that is both its ends: fl_ip_make; a
+ * registered own fd: an application that closes every fd leaves it
+ * alone) and the scratch buffer that empties it. It is empty whenever the
+ * lock is free. A child of fork() closes its copy (fl_splice_fork_child,
+ * init.c): parent and child must never share it.
  */
 static pthread_mutex_t fl_ip_lock = PTHREAD_MUTEX_INITIALIZER;
-static int fl_ip_r = -1, fl_ip_w = -1;
-static dev_t fl_ip_dev; /* the pipe's inode, to know the fds still name it */
+static int fl_ip = -1;
+static dev_t fl_ip_dev; /* the pipe's inode, to know the fd still names it */
 static ino_t fl_ip_ino;
+static bool fl_ip_no_proc; /* /proc cannot reopen a pipe: a pipe per call */
 static uint8_t fl_ip_scratch[FL_SPLICE_CHUNK];
 
 void fl_splice_fork_prepare(void)
@@ -54,10 +57,8 @@ void fl_splice_fork_parent(void)
 
 void fl_splice_fork_child(void)
 {
-	if (fl_ip_w >= 0) {
-		fl_own_fd_drop(&fl_ip_r);
-		fl_own_fd_drop(&fl_ip_w);
-	}
+	if (fl_ip >= 0)
+		fl_own_fd_drop(&fl_ip);
 	pthread_mutex_unlock(&fl_ip_lock);
 }
 
@@ -206,11 +207,43 @@ static bool fl_ip_ours(int fd)
 	       st.st_ino == fl_ip_ino;
 }
 
+/*
+ * Makes the internal pipe: a new pipe reopened O_RDWR through
+ * /proc/self/fd, which gives one file that is both its reader and its
+ * writer (fifo_open), then its two first ends closed. IMPORTANT: one fd,
+ * so one fstat per use tells it is still ours (two ends took two). The fd,
+ * with its inode in *dev and *ino, or -1: no fd left, or no /proc (then
+ * *no_proc, and it is not tried again).
+ */
+static int fl_ip_make(dev_t *dev, ino_t *ino, bool *no_proc)
+{
+	char path[40];
+	struct stat st;
+	int p[2], fd;
+
+	if (pipe2(p, O_NONBLOCK | O_CLOEXEC))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	*no_proc = fd < 0 && errno != EMFILE && errno != ENFILE;
+	libc_close(p[0]);
+	libc_close(p[1]);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISFIFO(st.st_mode))) {
+		libc_close(fd);
+		fd = -1;
+	}
+	if (fd >= 0) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	}
+	return fd;
+}
+
 /* Puts up to n bytes into pipe fd without waiting: see fl_pipe_put_via. */
 static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 {
-	int fd = *(int *)ctx, p[2] = { -1, -1 };
-	bool broken, ok, ours_r, ours_w;
+	int fd = *(int *)ctx, ip;
+	bool broken, ok;
 	ssize_t m;
 
 	if (pthread_mutex_trylock(&fl_ip_lock)) {
@@ -221,30 +254,18 @@ static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 		 * holder never blocks). */
 		pthread_mutex_lock(&fl_ip_lock);
 	}
-	if (fl_ip_w >= 0) {
-		ours_r = fl_ip_ours(fl_own_fd_get(&fl_ip_r));
-		ours_w = fl_ip_ours(fl_own_fd_get(&fl_ip_w));
-		if (!ours_r || !ours_w) {
-			/* An end that is not ours any more is forgotten, never
-			 * closed; the pipe is made anew. */
-			if (!ours_r)
-				fl_ip_r = -1;
-			if (!ours_w)
-				fl_ip_w = -1;
-			fl_own_fd_drop(&fl_ip_r);
-			fl_own_fd_drop(&fl_ip_w);
-		}
+	/* Not ours any more: forgotten (unregistered), never closed. */
+	if (fl_ip >= 0 && !fl_ip_ours(fl_own_fd_get(&fl_ip))) {
+		fl_ip = -1;
+		fl_own_fd_drop(&fl_ip);
 	}
-	if (fl_ip_w < 0) {
-		struct stat st;
-
-		if (!pipe2(p, O_NONBLOCK | O_CLOEXEC) && fstat(p[0], &st)) {
-			libc_close(p[0]);
-			libc_close(p[1]);
-			p[0] = -1;
-		}
-		if (p[0] < 0) {
+	if (fl_ip < 0) {
+		ip = fl_ip_no_proc ? -1 : fl_ip_make(&fl_ip_dev, &fl_ip_ino, &fl_ip_no_proc);
+		if (ip < 0) {
 			pthread_mutex_unlock(&fl_ip_lock);
+			m = fl_pipe_put_once(fd, buf, n, &ok);
+			if (ok)
+				return m;
 			/* IMPORTANT: no fd left for a pipe (EMFILE). The caller
 			 * saw a free slot a moment ago, and one page takes one
 			 * slot: a write of at most a page cannot block unless
@@ -252,18 +273,14 @@ static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 			 * only for this case. */
 			return libc_write(fd, buf, n < 4096 ? n : 4096);
 		}
-		fl_ip_dev = st.st_dev;
-		fl_ip_ino = st.st_ino;
-		fl_ip_r = p[0];
-		fl_ip_w = p[1];
-		fl_own_fd_take(&fl_ip_r);
-		fl_own_fd_take(&fl_ip_w);
+		fl_ip = ip;
+		fl_own_fd_take(&fl_ip);
 	}
-	m = fl_pipe_put_via(fl_own_fd_get(&fl_ip_r), fl_own_fd_get(&fl_ip_w), fd, buf, n, &broken);
+	ip = fl_own_fd_get(&fl_ip);
+	m = fl_pipe_put_via(ip, ip, fd, buf, n, &broken);
 	if (broken) {
 		fl_log(FL_LOG_ERROR, "splice: the internal pipe could not be emptied; made anew");
-		fl_own_fd_drop(&fl_ip_r);
-		fl_own_fd_drop(&fl_ip_w);
+		fl_own_fd_drop(&fl_ip);
 	}
 	pthread_mutex_unlock(&fl_ip_lock);
 	return m;
