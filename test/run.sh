@@ -300,7 +300,10 @@ recap() {
 		[ "$fl" = 0 ] && continue
 		idx=${f##*.}
 		head -n 1 "$state/block.$idx"
-		grep '^FAIL: ' "$state/block.$idx" | head -n 5 | sed 's/^/  /'
+		# (with the indented lines under each: conformance's diffs)
+		awk '/^FAIL: /{p=1; c=0; print; next} p && /^[ \t]/ && c++ < 12 {print; next} {p=0}' \
+			"$state/block.$idx" | head -n 40 |
+			sed 's/^/  /'
 		echo "  last lines of its output:"
 		tail -n 12 "$state/out.$idx" | sed 's/^/  | /'
 	done

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "conformance.h"
@@ -384,7 +385,8 @@ enum ev_op {
 	EV_W = 1,   /* write len pattern bytes from off on fd */
 	EV_SHUTWR,  /* shutdown(fd, SHUT_WR) */
 	EV_CLOSE,   /* close(fd) */
-	EV_KILL,    /* SIGALRM to the thread that started the script */
+	EV_KILL,    /* SIGALRM to the thread that started the script, once it
+		     * sleeps in a system call (ev_wait_asleep) */
 	EV_CONNECT, /* out = a new connection to port; then len bytes from off on it */
 	EV_ACCEPT,  /* accepted = accept(fd) */
 	EV_DRAIN,   /* start the drain (a thread of its own) */
@@ -405,6 +407,7 @@ struct ev_script {
 	int out, accepted;
 	struct ev_drain *drain;
 	pthread_t th, target;
+	pid_t target_tid;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop, joined;
@@ -428,6 +431,35 @@ static void ev_add(struct ev_script *sc, int ms, int op, int fd, uint64_t off, s
 {
 	if (sc->n < (int)(sizeof(sc->st) / sizeof(sc->st[0])))
 		sc->st[sc->n++] = (struct ev_step){ ms, op, fd, off, len };
+}
+
+/*
+ * Waits (up to 2 s) until thread tid sleeps in a system call: the kernel's
+ * /proc/self/task/TID/syscall then starts with its number, not "running".
+ * IMPORTANT: a signal meant to interrupt a blocking call must find the
+ * call begun; sent on a timer alone, a machine that stalls the target
+ * past the timer delivers it before the call, and plain TCP and the shim
+ * then differ by when each run was stalled, not by what they do.
+ */
+static void ev_wait_asleep(pid_t tid)
+{
+	char path[64], line[32];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	for (i = 0; i < 2000; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			return;
+		line[0] = 0;
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		if (line[0] >= '0' && line[0] <= '9')
+			return;
+		usleep(1000);
+	}
 }
 
 /* Sleeps ms unless stopped (a condition variable: no call the shim sees). */
@@ -475,6 +507,7 @@ static void *ev_script_main(void *arg)
 			close(s->fd);
 			break;
 		case EV_KILL:
+			ev_wait_asleep(sc->target_tid);
 			pthread_kill(sc->target, SIGALRM);
 			break;
 		case EV_CONNECT:
@@ -497,6 +530,7 @@ static void *ev_script_main(void *arg)
 static void ev_script_start(struct ev_script *sc)
 {
 	sc->target = pthread_self();
+	sc->target_tid = (pid_t)syscall(SYS_gettid);
 	pthread_create(&sc->th, NULL, ev_script_main, sc);
 }
 
