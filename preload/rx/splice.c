@@ -131,7 +131,7 @@ static int fl_pipe_wait_room(int fd, bool nonblock)
 
 /*
  * Puts n bytes into pipe fd without ever waiting for it: copied into the
- * internal pipe (ip_r/ip_w, empty), then spliced on with SPLICE_F_NONBLOCK,
+ * internal pipe (ip, empty), then spliced on with SPLICE_F_NONBLOCK,
  * which moves whole buffers into the free slots and never blocks; what did
  * not fit is read back out. IMPORTANT: fd's own flags are never touched
  * (another thread may use the pipe), and a plain write() cannot serve: it
@@ -141,7 +141,7 @@ static int fl_pipe_wait_room(int fd, bool nonblock)
  * -1 with splice's errno (EAGAIN: no free slot). *broken: the internal pipe
  * could not be emptied and must not be used again.
  */
-static ssize_t fl_pipe_put_via(int ip_r, int ip_w, int fd, const void *buf, size_t n,
+static ssize_t fl_pipe_put_via(int ip, int fd, const void *buf, size_t n,
 			       bool *broken)
 {
 	ssize_t w, m, k;
@@ -149,17 +149,17 @@ static ssize_t fl_pipe_put_via(int ip_r, int ip_w, int fd, const void *buf, size
 	int err;
 
 	*broken = false;
-	w = libc_write(ip_w, buf, n);
+	w = libc_write(ip, buf, n);
 	if (w <= 0) {
 		*broken = true;
 		errno = EAGAIN;
 		return -1;
 	}
-	m = libc_splice(ip_r, NULL, fd, NULL, (size_t)w, SPLICE_F_NONBLOCK);
+	m = libc_splice(ip, NULL, fd, NULL, (size_t)w, SPLICE_F_NONBLOCK);
 	err = errno;
 	left = (size_t)w - (m > 0 ? (size_t)m : 0);
 	while (left) {
-		k = libc_read(ip_r, fl_ip_scratch, left < sizeof(fl_ip_scratch) ? left : sizeof(fl_ip_scratch));
+		k = libc_read(ip, fl_ip_scratch, left < sizeof(fl_ip_scratch) ? left : sizeof(fl_ip_scratch));
 		if (k <= 0) {
 			*broken = true;
 			break;
@@ -276,8 +276,7 @@ static ssize_t fl_pipe_put(void *ctx, const void *buf, size_t n)
 		fl_ip = ip;
 		fl_own_fd_take(&fl_ip);
 	}
-	ip = fl_own_fd_get(&fl_ip);
-	m = fl_pipe_put_via(ip, ip, fd, buf, n, &broken);
+	m = fl_pipe_put_via(fl_own_fd_get(&fl_ip), fd, buf, n, &broken);
 	if (broken) {
 		fl_log(FL_LOG_ERROR, "splice: the internal pipe could not be emptied; made anew");
 		fl_own_fd_drop(&fl_ip);
@@ -343,7 +342,6 @@ static ssize_t fl_splice_peeked(int fd_in, struct fl_rxq *q, int fd_out, void *b
  */
 static int fl_splice_in_nb(int fd_in, int fd_out, void *buf, size_t n, ssize_t *res)
 {
-	struct pollfd p = { .fd = fd_out, .events = POLLOUT };
 	ssize_t r;
 	int err, fl;
 
@@ -353,22 +351,13 @@ static int fl_splice_in_nb(int fd_in, int fd_out, void *buf, size_t n, ssize_t *
 		return 1;
 	}
 	err = errno;
-	/* Nothing to move: splice looks at the pipe before the socket. */
+	/* Nothing to move: splice looks at the pipe before the socket. No
+	 * room is EAGAIN (full), or EBADF for a read end, which poll shows
+	 * no event for either. */
 	*res = -1;
-	if (libc_poll(&p, 1, 0) < 0)
-		return 1; /* EINTR cannot come with a zero timeout; ENOMEM */
-	if (p.revents & POLLNVAL) {
-		errno = EBADF;
-		return 1;
-	}
-	if (p.revents & POLLERR) {
-		pthread_kill(pthread_self(), SIGPIPE);
-		errno = EPIPE;
-		return 1;
-	}
-	if (!(p.revents & POLLOUT)) {
-		if (fl_pipe_writable(fd_out, -1))
-			errno = EAGAIN; /* full */
+	if (fl_pipe_wait_room(fd_out, true)) {
+		if (errno == EAGAIN && fl_pipe_writable(fd_out, -1))
+			errno = EAGAIN;
 		return 1;
 	}
 	if (r < 0 && err == EAGAIN) {
