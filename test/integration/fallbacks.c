@@ -779,29 +779,16 @@ static void *fl_busy_reader(void *arg)
 	return recv(fd, buf, sizeof(buf), MSG_WAITALL) == sizeof(buf) ? buf : NULL;
 }
 
-/* Waits (up to 10 s) until the reader thread sleeps in recvfrom: the
- * kernel's /proc/self/task/TID/syscall names the call it is in. A fixed
+/* Waits (up to 10 s) until the reader thread sleeps in recvfrom. A fixed
  * sleep was an assumption a loaded machine may not keep. */
 static void fl_busy_wait_asleep(void)
 {
-	char path[64], line[64];
 	pid_t tid;
-	FILE *f;
 	int i;
 
 	for (i = 0; i < 10000; i++, usleep(1000)) {
 		tid = __atomic_load_n(&fl_busy_tid, __ATOMIC_ACQUIRE);
-		if (!tid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		line[0] = 0;
-		if (!fgets(line, sizeof(line), f))
-			line[0] = 0;
-		fclose(f);
-		if (atoi(line) == SYS_recvfrom)
+		if (tid && fl_t_thread_syscall(tid) == SYS_recvfrom)
 			return;
 	}
 }

@@ -78,17 +78,7 @@ static void *fl_writer_main(void *arg)
 /* True once thread tid sleeps in clock_nanosleep (the shim's wait). */
 static bool fl_in_nanosleep(pid_t tid)
 {
-	char path[64], line[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = 0;
-	fclose(f);
-	return atoi(line) == SYS_clock_nanosleep;
+	return fl_t_thread_syscall(tid) == SYS_clock_nanosleep;
 }
 
 static bool fl_wait_done(struct fl_writer *w, double secs)

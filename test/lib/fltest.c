@@ -542,6 +542,21 @@ uint64_t fl_t_tcp_outsegs(void)
 	return fl_t_net_counter("/proc/net/snmp", "Tcp", "OutSegs");
 }
 
+long fl_t_thread_syscall(pid_t tid)
+{
+	char path[64], line[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return line[0] >= '0' && line[0] <= '9' ? strtol(line, NULL, 10) : -1;
+}
+
 uint64_t fl_t_status_u64(const char *key)
 {
 	char out[64];

@@ -207,6 +207,12 @@ uint64_t fl_t_tcp_outsegs(void);
  * "DelayedACKs"); UINT64_MAX if absent. */
 uint64_t fl_t_net_counter(const char *file, const char *section, const char *name);
 
+/* The system call thread tid of this process sleeps in (its number, from
+ * /proc/self/task/TID/syscall), or -1 if it is running or that cannot be
+ * read: how a test knows a thread is blocked in a call, not merely about to
+ * make it. */
+long fl_t_thread_syscall(pid_t tid);
+
 /* Runs "$FL_TEST_CLI status --json" and returns the value of a numeric key
  * (a jq path such as "fallbacks.insert_ebusy"), or UINT64_MAX. */
 uint64_t fl_t_status_u64(const char *key);
