@@ -133,7 +133,7 @@ void fl_tx_nagle_uncork(int fd)
  * connected TCP socket the two are the same call to the protocol, but
  * sendmsg() first copies the msghdr and the iovec array in from user
  * memory and send() does neither: in a pinned 64 B ping-pong that copy was
- * about 3% of the round trip (perf, cpu-clock), paid on every
+ * about 2% of the round trip (perf, cpu-clock), paid on every
  * request/response write.
  */
 ssize_t fl_tx_sendmsg_len(const struct fl_tx *tx, int fd, const struct msghdr *msg,
