@@ -166,6 +166,24 @@ uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting)
 	return sent > consumed ? sent - consumed : 0;
 }
 
+enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read)
+{
+	const struct fl_slot *me = fl_slot_at(slot), *peer;
+	uint64_t sent, consumed;
+
+	if (!me || !(peer = fl_slot_peer_of(me)))
+		return FL_BEHIND_UNKNOWN;
+	/* The gate let the peer redirect again only once every byte it sent
+	 * over TCP had been read: nothing of its can be in TCP's queue. */
+	if (__atomic_load_n(&peer->dir, __ATOMIC_ACQUIRE) == FL_DIR_REDIRECT)
+		return FL_BEHIND_NO;
+	sent = __atomic_load_n(&peer->tcp_sent, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&peer->tcp_pending, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&peer->redirected, __ATOMIC_RELAXED);
+	consumed = (__atomic_load_n(&me->consumed, __ATOMIC_RELAXED) & FL_CONSUMED_MASK) + read;
+	return sent > consumed ? FL_BEHIND_MAYBE : FL_BEHIND_NO;
+}
+
 uint64_t fl_slot_gate_unread(uint32_t slot, uint64_t *consumed)
 {
 	struct fl_slot *me = fl_slot_at(slot), *peer;

@@ -56,6 +56,20 @@ void fl_slot_set_budget(uint32_t slot, uint64_t gen, uint32_t budget);
 uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting);
 
 /*
+ * Whether TCP's receive queue of this socket may hold bytes of its peer's
+ * behind the redirected ones the application just read (read: how many):
+ * only after the peer's direction fell back to TCP (flow control), which
+ * leaves the older bytes in the redirected queue and the newer in TCP's
+ * (rx_topup.h). FL_BEHIND_NO when the peer's slot says its direction
+ * redirects, or everything it sent has been read; FL_BEHIND_UNKNOWN when
+ * that slot is out of reach (another user's domain, or this socket has
+ * sent nothing since it enrolled, so its verdict never looked the peer
+ * up). Lock-free, no system call.
+ */
+enum fl_slot_behind { FL_BEHIND_NO, FL_BEHIND_MAYBE, FL_BEHIND_UNKNOWN };
+enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read);
+
+/*
  * The ordering gate alone keeps this socket's messages on TCP: the last one
  * went over TCP because its peer had not read every earlier byte yet, and
  * nothing else (peer not ready, blind, shut down, ...) would stop the next

@@ -19,6 +19,7 @@
 #include "socket/rxq.h"
 #include "kernel/slot.h"
 #include "socket/sock.h"
+#include "rx_topup.h"
 #include "splice.h"
 
 /* The application's call as it is. */
@@ -75,6 +76,36 @@ static inline bool fl_rx_may_look(const struct fl_rx *rx, const struct fl_rx_cal
 	       !(rx->e && (__atomic_load_n(&rx->e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVLOWAT));
 }
 
+/* Flags under which a read is not "take what is there": a peek, urgent
+ * data, a discard, a wait for all (rx_waitall.c loops itself), the error
+ * queue. */
+#define FL_TOPUP_NOT (MSG_PEEK | MSG_OOB | MSG_TRUNC | MSG_WAITALL | MSG_ERRQUEUE)
+
+/* A short read of an enrolled socket goes on into TCP's queue
+ * (rx_topup.h): the calls that read into a buffer, without control data
+ * (timestamps, TCP_INQ: a second call would replace the first's). */
+static ssize_t fl_rx_short(const struct fl_rx *rx, const struct fl_rx_call *c, ssize_t n)
+{
+	struct iovec one = { c->buf, c->len };
+
+	if (n <= 0 || (c->flags & FL_TOPUP_NOT) || !fl_compat_on())
+		return n;
+	switch (c->kind) {
+	case FL_RX_READ:
+	case FL_RX_RECVFROM:
+		return fl_rx_top_up(rx->fd, rx->id.slot, &one, 1, n);
+	case FL_RX_READV:
+		return fl_rx_top_up(rx->fd, rx->id.slot, c->iov, (size_t)c->iovcnt, n);
+	case FL_RX_RECVMSG:
+		if (!c->msg || c->msg->msg_controllen)
+			return n;
+		return fl_rx_top_up(rx->fd, rx->id.slot, c->msg->msg_iov, c->msg->msg_iovlen, n);
+	case FL_RX_SPLICE:
+		break;
+	}
+	return n;
+}
+
 /*
  * The kernel's call. On an enrolled socket a blocking receive first looks
  * for bytes a little while (rx_spin.h), and is repeated after a spurious
@@ -89,11 +120,11 @@ static ssize_t fl_rx_kernel(const struct fl_rx *rx, struct fl_rx_call *c)
 		return fl_rx_syscall(rx->fd, c);
 	fl_rx_retry_init(&start);
 	if (fl_rx_may_look(rx, c) && fl_rx_spin(rx->fd, c->flags, fl_rx_try, c, &start, &n))
-		return n; /* answered by a look before sleeping (rx_spin.h) */
+		return fl_rx_short(rx, c, n); /* answered by a look before sleeping (rx_spin.h) */
 	do
 		n = fl_rx_syscall(rx->fd, c);
 	while (n < 0 && errno == EAGAIN && fl_rx_retry_eagain(rx->fd, c->flags, &start));
-	return n;
+	return fl_rx_short(rx, c, n);
 }
 
 /* recv(MSG_WAITALL) of an enrolled socket: looped as TCP does (rx_waitall.h). */
