@@ -177,6 +177,10 @@ enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read)
 	 * over TCP had been read: nothing of its can be in TCP's queue. */
 	if (__atomic_load_n(&peer->dir, __ATOMIC_ACQUIRE) == FL_DIR_REDIRECT)
 		return FL_BEHIND_NO;
+	/* Nor before it first redirected: then everything is in TCP's queue,
+	 * whose read takes all there is. */
+	if (!__atomic_load_n(&peer->redirected, __ATOMIC_RELAXED))
+		return FL_BEHIND_NO;
 	sent = __atomic_load_n(&peer->tcp_sent, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&peer->tcp_pending, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&peer->redirected, __ATOMIC_RELAXED);

@@ -65,7 +65,10 @@ ssize_t fl_rx_top_up(int fd, uint32_t slot, const struct iovec *iov, size_t cnt,
 	 * the next call, and so must this one. A queue that holds only the
 	 * FIN gives 0 here and again on the next call, as TCP would.
 	 */
-	if (!fl_rx_tcp_queue_empty(fd)) {
+	/* Nor at TCP's urgent mark: TCP's read stops there once it has
+	 * bytes, but a new call would start at the mark and read across it
+	 * (oob-urgent-* scenarios). */
+	if (!fl_rx_tcp_queue_empty(fd) && !fl_rx_atmark(fd)) {
 		m.msg_iov = rest;
 		m.msg_iovlen = (size_t)fl_iov_rest(iov, cnt, (size_t)n, rest);
 		more = libc_recvmsg(fd, &m, MSG_DONTWAIT);

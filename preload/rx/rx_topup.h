@@ -27,7 +27,8 @@
  * into the rest of it, without waiting. Returns the call's total (n when
  * nothing more came); errno kept. Costs a few loads unless the peer's
  * direction is on TCP, or its slot is out of reach (then one getsockopt
- * per short read). The caller decides which calls qualify (rx.c). */
+ * per short read, and one ioctl when TCP's queue holds something). Never
+ * across TCP's urgent mark. The caller decides which calls qualify (rx.c). */
 ssize_t fl_rx_top_up(int fd, uint32_t slot, const struct iovec *iov, size_t cnt, ssize_t n);
 
 #endif
