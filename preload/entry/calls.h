@@ -65,8 +65,14 @@ void fl_before_wait(void);
 int fl_epoll_wait_spin(int epfd, struct epoll_event *ev, int max, int timeout);
 /* poll(), the same way (chk: __poll_chk, with fdslen). */
 int fl_poll_spin(struct pollfd *fds, nfds_t nfds, int timeout, bool chk, size_t fdslen);
-/* Before exec and _exit: buffered bytes go, waiting for room if need be. */
+/* Before exec and _exit: buffered bytes go, waiting for room if need be
+ * (not in a child made without the fork hooks: fl_in_hookless_child). */
 void fl_before_leaving(void);
+/* True in a child that a vfork(), posix_spawn's or another clone() made
+ * without running the fork hooks (init.c): its memory is the parent's, or
+ * a copy of it, and so are the send buffers in it, which the parent
+ * sends. One getpid(). */
+bool fl_in_hookless_child(void);
 /* exec of path ('e': execve, 'p': search PATH) or of fd ('f': fexecve),
  * after buffered bytes went and with enrolled fds passed on (adopt.h). */
 int fl_exec(int kind, const char *path, int fd, char *const argv[], char *const envp[]);

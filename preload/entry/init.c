@@ -8,12 +8,15 @@
  * docs/design.md, "Start-up and fork".
  */
 #include <pthread.h>
+#include <stdbool.h>
+#include <unistd.h>
 
 #include "base/init_hooks.h"
 #include "base/log.h"
 #include "socket/fdtable.h"
 #include "tx/linger.h"
 #include "tx/tx.h"
+#include "calls.h"
 
 /*
  * Before fork(), each file takes the locks its child hook needs. First the
@@ -66,8 +69,22 @@ static void fl_fork_parent(void)
 	fl_sock_rxq_fork_parent();
 }
 
+/*
+ * The process the shim's state belongs to: its pid, set at load and in
+ * every fork() child (fl_fork_child). Written only there (at load the
+ * process is normally single-threaded; a child has one thread), read
+ * lock-free by fl_in_hookless_child.
+ */
+static pid_t fl_owner_pid;
+
+bool fl_in_hookless_child(void)
+{
+	return getpid() != __atomic_load_n(&fl_owner_pid, __ATOMIC_RELAXED);
+}
+
 static void fl_fork_child(void)
 {
+	__atomic_store_n(&fl_owner_pid, getpid(), __ATOMIC_RELAXED);
 	fl_sig_fork_release();
 	fl_flusher_fork_child();
 	fl_addr_fork_release();
@@ -95,6 +112,7 @@ static void fl_fork_child(void)
 __attribute__((constructor)) static void fl_init(void)
 {
 	fl_log_config_warnings();
+	__atomic_store_n(&fl_owner_pid, getpid(), __ATOMIC_RELAXED);
 	pthread_atfork(fl_fork_prepare, fl_fork_parent, fl_fork_child);
 	fl_crash_init();
 	fl_own_fds_init();

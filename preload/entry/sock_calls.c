@@ -144,6 +144,23 @@ static void fl_close_reset_if_unread(int fd, struct fl_fd *e)
 	errno = saved;
 }
 
+/*
+ * IMPORTANT: a child made without the fork hooks (vfork(), posix_spawn's
+ * child, clone(): fl_in_hookless_child) has an fd table of its own, but
+ * the shim's record of fds is its parent's memory (or a copy of it). A
+ * close or dup there must not touch that record: Python's subprocess
+ * closes the fds it does not pass with close_range() in a vfork child,
+ * which made the parent's shim forget its own open sockets, and waited on
+ * the lock of one that a parent thread held while blocked writing to a
+ * peer that did not read (test/integration/spawn_while_writing.c). There
+ * the call goes to the kernel as it is. One getpid(), only when an fd the
+ * shim records is involved (close, dup) or for the rare close_range/dup2.
+ */
+static bool fl_fd_record_not_ours(int fd)
+{
+	return fl_fd_peek(fd) && fl_in_hookless_child();
+}
+
 int fl_close(int fd, int (*real)(int))
 {
 	struct fl_fd *e;
@@ -154,6 +171,8 @@ int fl_close(int fd, int (*real)(int))
 		errno = EBADF;
 		return -1;
 	}
+	if (fl_fd_record_not_ours(fd))
+		return real(fd);
 	/* Forget first: once closed, the number can be reused at once. Nothing
 	 * is deleted from the sockhash; the kernel removes the socket when it
 	 * dies and sockops frees its slot (docs/kernel.md#loss). */
@@ -249,6 +268,8 @@ int fl_close_range(unsigned int first, unsigned int last, int flags)
 		errno = EINVAL;
 		return -1;
 	}
+	if (fl_in_hookless_child()) /* its own fds too: it is about to exec */
+		return libc_close_range(first, last, flags);
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		fl_fd_clear_range(first, last);
 	/* Close around the shim's own fds, which must survive (own_fds.h). */
@@ -273,7 +294,7 @@ int fl_dup(int fd)
 {
 	int n = libc_dup(fd), saved = errno;
 
-	if (n >= 0)
+	if (n >= 0 && !fl_fd_record_not_ours(fd))
 		fl_fd_copy(fd, n);
 	errno = saved;
 	return n;
@@ -283,6 +304,8 @@ int fl_dup3(int oldfd, int newfd, int flags, int use_dup2)
 {
 	int r, saved;
 
+	if (fl_in_hookless_child())
+		return use_dup2 ? libc_dup2(oldfd, newfd) : libc_dup3(oldfd, newfd, flags);
 	/* dup2 onto one of the shim's fds would close it: move ours away. The
 	 * socket newfd names now is about to be closed by the kernel: hand its
 	 * buffered bytes over while newfd still names it. */
@@ -301,7 +324,7 @@ int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *))
 {
 	int r = real(fd, cmd, arg), saved = errno;
 
-	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && !fl_fd_record_not_ours(fd))
 		fl_fd_copy(fd, r);
 	errno = saved;
 	return r;

@@ -31,11 +31,22 @@ void fl_before_wait(void)
 		fl_tx_flush_all();
 }
 
+/*
+ * IMPORTANT: not in a child made without the fork hooks. A vfork() child
+ * (Python's subprocess, for one) runs in its parent's memory until its
+ * exec: the buffers it would drain are the parent's, which the parent
+ * sends itself, and their locks may be held by a parent thread that waits
+ * for a reader, so the child, and the parent suspended behind it, waited
+ * as long (seen: subprocess.run() hung while another thread was blocked
+ * writing to a peer that did not read; test/integration/spawn_while_writing.c).
+ * A raw clone() child without CLONE_VM has a copy of them, which the
+ * parent sends too: draining it would send the bytes twice.
+ */
 void fl_before_leaving(void)
 {
 	int saved = errno;
 
-	if (fl_tx_any_pending())
+	if (fl_tx_any_pending() && !fl_in_hookless_child())
 		fl_tx_drain_all();
 	errno = saved;
 }
