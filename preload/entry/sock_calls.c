@@ -153,12 +153,22 @@ static void fl_close_reset_if_unread(int fd, struct fl_fd *e)
  * which made the parent's shim forget its own open sockets, and waited on
  * the lock of one that a parent thread held while blocked writing to a
  * peer that did not read (test/integration/spawn_while_writing.c). There
- * the call goes to the kernel as it is. One getpid(), only when an fd the
- * shim records is involved (close, dup) or for the rare close_range/dup2.
+ * the call goes to the kernel as it is. One getpid(), only when a socket
+ * the shim tracks is involved (close, dup; not a file's close, nginx's
+ * every request) or for the rare close_range/dup2.
  */
 static bool fl_fd_record_not_ours(int fd)
 {
-	return fl_fd_peek(fd) && fl_in_hookless_child();
+	return fl_fd_state(fl_fd_peek(fd)) != FL_FD_UNKNOWN && fl_in_hookless_child();
+}
+
+/* The same for a copy: the new number may be one the record still names
+ * (the child closed it behind the record, as above). */
+static bool fl_fd_records_not_ours(int fd, int copy)
+{
+	return (fl_fd_state(fl_fd_peek(fd)) != FL_FD_UNKNOWN ||
+		fl_fd_state(fl_fd_peek(copy)) != FL_FD_UNKNOWN) &&
+	       fl_in_hookless_child();
 }
 
 int fl_close(int fd, int (*real)(int))
@@ -294,7 +304,7 @@ int fl_dup(int fd)
 {
 	int n = libc_dup(fd), saved = errno;
 
-	if (n >= 0 && !fl_fd_record_not_ours(fd))
+	if (n >= 0 && !fl_fd_records_not_ours(fd, n))
 		fl_fd_copy(fd, n);
 	errno = saved;
 	return n;
@@ -324,7 +334,7 @@ int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *))
 {
 	int r = real(fd, cmd, arg), saved = errno;
 
-	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && !fl_fd_record_not_ours(fd))
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && !fl_fd_records_not_ours(fd, r))
 		fl_fd_copy(fd, r);
 	errno = saved;
 	return r;

@@ -13,6 +13,10 @@ static uint32_t fl_slot_hint;
 
 #define FL_GEN(word) ((word) >> FL_CONSUMED_BITS)
 
+/* fl_slot_tcp_behind: bytes a flow-control fallback may leave below the
+ * budget (one message; a 1 MiB slice bounds it). */
+#define FL_BEHIND_SLACK (1ULL << 20)
+
 struct fl_slot *fl_slot_at(uint32_t ref)
 {
 	const struct fl_maps *m = fl_maps_if_open();
@@ -171,7 +175,23 @@ enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read)
 	const struct fl_slot *me = fl_slot_at(slot), *peer;
 	uint64_t sent, consumed;
 
-	if (!me || !(peer = fl_slot_peer_of(me)))
+	if (!me)
+		return FL_BEHIND_UNKNOWN;
+	/*
+	 * The peer fell back by flow control only with more than its budget
+	 * (this socket's) less one message unread, all in the redirected
+	 * queue, which the application reads before it reaches TCP's bytes:
+	 * until it has read that much in all, no read can end at the split.
+	 * Free, from this socket's own slot: it spares the system call where
+	 * the peer's slot is out of reach (a server as nobody reading a root
+	 * client: nginx's worker did one getsockopt per request). A budget
+	 * raised after the fallback would hide it; the slack is a whole
+	 * slice of a large write (tx_split.h), more than one message.
+	 */
+	consumed = (__atomic_load_n(&me->consumed, __ATOMIC_RELAXED) & FL_CONSUMED_MASK) + read;
+	if (consumed + FL_BEHIND_SLACK < __atomic_load_n(&me->budget, __ATOMIC_RELAXED))
+		return FL_BEHIND_NO;
+	if (!(peer = fl_slot_peer_of(me)))
 		return FL_BEHIND_UNKNOWN;
 	/* The gate let the peer redirect again only once every byte it sent
 	 * over TCP had been read: nothing of its can be in TCP's queue. */
@@ -184,7 +204,6 @@ enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read)
 	sent = __atomic_load_n(&peer->tcp_sent, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&peer->tcp_pending, __ATOMIC_RELAXED) +
 	       __atomic_load_n(&peer->redirected, __ATOMIC_RELAXED);
-	consumed = (__atomic_load_n(&me->consumed, __ATOMIC_RELAXED) & FL_CONSUMED_MASK) + read;
 	return sent > consumed ? FL_BEHIND_MAYBE : FL_BEHIND_NO;
 }
 

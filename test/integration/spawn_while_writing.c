@@ -62,8 +62,9 @@ static void *fl_write_all(void *arg)
 	return NULL;
 }
 
-/* vfork(), then in the child what Python's subprocess does: close every fd
- * but the standard ones with close_range(), dup2() one onto stdin, exec.
+/* vfork(), then in the child what Python's subprocess does: dup2() one
+ * onto stdin, close every fd but the standard ones with close_range(),
+ * exec.
  * 0 if the child ran /bin/true and exited 0. */
 static int fl_spawn_true(int dup_fd)
 {
@@ -74,7 +75,9 @@ static int fl_spawn_true(int dup_fd)
 	if (kid < 0)
 		return -1;
 	if (kid == 0) {
-		if (dup_fd >= 0 && dup2(dup_fd, 0) < 0)
+		/* dup2 onto stdin, then the socket's own number closed and
+		 * taken again by a dup: all in the child's fd table only. */
+		if (dup_fd >= 0 && (dup2(dup_fd, 0) < 0 || close(dup_fd) || dup(1) < 0))
 			_exit(126);
 		close_range(3, ~0U, 0);
 		execl("/bin/true", "true", (char *)NULL);
@@ -185,7 +188,8 @@ int main(void)
 	FL_T_RUN("a vfork child that closes the fds with close_range and execs, while a thread of "
 		 "its parent is blocked writing, neither waits nor makes the parent forget its socket",
 		 test_close_range);
-	FL_T_RUN("the same with the blocked socket dup2()ed onto the child's stdin first",
+	FL_T_RUN("the same with the blocked socket dup2()ed onto the child's stdin, closed and its "
+		 "number taken by a dup() first",
 		 test_dup2_then_close_range);
 	return fl_t_exit_status();
 }
