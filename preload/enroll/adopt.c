@@ -28,27 +28,37 @@
  */
 static char fl_adopt_var[4096];
 
-char *const *fl_adopt_env(char *const envp[])
+/* Appends fd:cookie to the variable (at *len) if fd survives exec and is
+ * a socket. False when the variable is full. */
+static bool fl_adopt_add(int fd, size_t *len)
+{
+	uint64_t cookie = 0;
+	socklen_t cl = sizeof(cookie);
+	int fdfl = libc_fcntl(fd, F_GETFD, NULL), w;
+
+	if (fdfl < 0 || (fdfl & FD_CLOEXEC) || libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl))
+		return true;
+	w = snprintf(fl_adopt_var + *len, sizeof(fl_adopt_var) - *len, "%s%d:%llu",
+		     *len > sizeof(FL_ADOPT_VAR) - 1 ? "," : "", fd, (unsigned long long)cookie);
+	if (w < 0 || (size_t)w >= sizeof(fl_adopt_var) - *len)
+		return false;
+	*len += (size_t)w;
+	return true;
+}
+
+char *const *fl_adopt_env(char *const envp[], bool std_fds)
 {
 	size_t n = 0, len = sizeof(FL_ADOPT_VAR) - 1, i, k = 0;
+	bool room = true;
 	char **env;
 	int fd;
 
 	memcpy(fl_adopt_var, FL_ADOPT_VAR, len);
-	for (fd = fl_fd_next_enrolled(0); fd >= 0; fd = fl_fd_next_enrolled(fd + 1)) {
-		uint64_t cookie = 0;
-		socklen_t cl = sizeof(cookie);
-		int fdfl = libc_fcntl(fd, F_GETFD, NULL), w;
-
-		if (fdfl < 0 || (fdfl & FD_CLOEXEC) ||
-		    libc_getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &cl))
-			continue;
-		w = snprintf(fl_adopt_var + len, sizeof(fl_adopt_var) - len, "%s%d:%llu",
-			     len > sizeof(FL_ADOPT_VAR) - 1 ? "," : "", fd, (unsigned long long)cookie);
-		if (w < 0 || (size_t)w >= sizeof(fl_adopt_var) - len)
-			break;
-		len += (size_t)w;
-	}
+	for (fd = fl_fd_next_enrolled(0); fd >= 0 && room; fd = fl_fd_next_enrolled(fd + 1))
+		room = fl_adopt_add(fd, &len);
+	for (fd = 0; std_fds && fd <= 2 && room; fd++)
+		if (fl_fd_state(fl_fd_peek(fd)) != FL_FD_ENROLLED)
+			room = fl_adopt_add(fd, &len);
 	if (len == sizeof(FL_ADOPT_VAR) - 1 || !envp)
 		return envp; /* nothing survives exec enrolled */
 	while (envp[n])

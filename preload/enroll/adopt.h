@@ -13,9 +13,14 @@
 #ifndef FL_ADOPT_H
 #define FL_ADOPT_H
 
+#include <stdbool.h>
+
 /* The environment to exec with: envp plus FASTLOCAL_ADOPT (or envp itself
- * when there is nothing to pass). Valid until fl_adopt_env_done(). */
-char *const *fl_adopt_env(char *const envp[]);
+ * when there is nothing to pass). Valid until fl_adopt_env_done().
+ * std_fds: also stdin, stdout and stderr where they are sockets the record
+ * does not name (a child made without the fork hooks dup2()ed them there
+ * behind it; the new image adopts only a socket that is enrolled). */
+char *const *fl_adopt_env(char *const envp[], bool std_fds);
 void fl_adopt_env_done(char *const *env, char *const envp[]);
 
 #endif

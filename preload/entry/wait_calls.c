@@ -98,7 +98,7 @@ int fl_exec(int kind, const char *path, int fd, char *const argv[], char *const 
 	fl_before_leaving();
 	if (!fl_env_preloads_us(envp))
 		fl_exec_without_shim();
-	env = fl_adopt_env(envp);
+	env = fl_adopt_env(envp, fl_in_hookless_child());
 	if (kind == 'p')
 		r = libc_execvpe(path, argv, env);
 	else if (kind == 'f')

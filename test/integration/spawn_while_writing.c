@@ -182,8 +182,100 @@ static int test_dup2_then_close_range(void)
 	return fl_run_watched(1);
 }
 
-int main(void)
+/* ------------------------------------------- the socket as the child's stdin */
+
+static const char *fl_self;
+
+#define FL_STDIN_BYTES (64 * 1024)
+
+/* The new image's part: FL_STDIN_BYTES of the pattern from stdin. */
+static int fl_stdin_reader(void)
 {
+	static uint8_t buf[FL_STDIN_BYTES];
+	size_t got = 0;
+
+	while (got < sizeof(buf)) {
+		ssize_t n = read(0, buf + got, sizeof(buf) - got);
+
+		if (n <= 0)
+			return 2;
+		got += (size_t)n;
+	}
+	return fl_t_pattern_check(buf, 0, sizeof(buf), FL_SEED) >= 0 ? 3 : 0;
+}
+
+/* vfork(); the child: the socket onto stdin, the rest closed, this program
+ * as "stdin-reader" with env. The child's pid, or -1. */
+static pid_t fl_spawn_reader(int sock, char **env)
+{
+	pid_t kid = vfork();
+
+	if (kid == 0) {
+		if (dup2(sock, 0) < 0)
+			_exit(126);
+		close_range(3, ~0U, 0);
+		execle(fl_self, fl_self, "stdin-reader", (char *)NULL, env);
+		_exit(127);
+	}
+	return kid;
+}
+
+/*
+ * A vfork child dup2()s the socket onto its stdin, closes the rest and
+ * execs a program under the shim (this one), which reads it. Its shim must
+ * adopt the socket (FASTLOCAL_ADOPT): the child's dup2 happened behind the
+ * shim's record, which is the parent's, so the exec names stdin from the
+ * child's own fd table. The new image logs what it adopted.
+ */
+static int test_the_socket_as_the_childs_stdin(void)
+{
+	static uint8_t data[FL_STDIN_BYTES];
+	char logpath[] = "/tmp/fl-spawn-log-XXXXXX", logvar[64], line[256];
+	char *env[256];
+	extern char **environ;
+	int c = -1, s = -1, lf, st = -1, n = 0, found = 0;
+	FILE *f;
+	pid_t kid;
+
+	lf = mkstemp(logpath);
+	FL_T_CHECK(lf >= 0, "mkstemp");
+	close(lf);
+	snprintf(logvar, sizeof(logvar), "FASTLOCAL_LOG_FILE=%s", logpath);
+	while (environ[n] && n < 250) {
+		env[n] = environ[n];
+		n++;
+	}
+	env[n++] = "FASTLOCAL_LOG=debug";
+	env[n++] = logvar;
+	env[n] = NULL;
+	FL_T_CHECK(fl_t_tcp_pair(AF_INET, &c, &s) == 0 && fl_t_warmup(c, s) == 0,
+		   "connect and warm up a pair");
+	fflush(stdout);
+	kid = fl_spawn_reader(s, env);
+	FL_T_CHECK(kid > 0, "vfork: %s", strerror(errno));
+	fl_t_pattern(data, 0, sizeof(data), FL_SEED);
+	FL_T_CHECK(write(c, data, sizeof(data)) == (ssize_t)sizeof(data), "write");
+	FL_T_CHECK(waitpid(kid, &st, 0) == kid && WIFEXITED(st), "the child did not exit");
+	FL_T_CHECK(WEXITSTATUS(st) == 0, "the child read its stdin wrong (status %d)",
+		   WEXITSTATUS(st));
+	f = fopen(logpath, "r");
+	FL_T_CHECK(f, "no log");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "fd 0 inherited through exec: adopted"))
+			found = 1;
+	fclose(f);
+	unlink(logpath);
+	close(c);
+	close(s);
+	FL_T_CHECK(found, "the new image did not adopt its stdin, the enrolled socket");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	fl_self = argv[0];
+	if (argc > 1 && !strcmp(argv[1], "stdin-reader"))
+		return fl_stdin_reader();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	FL_T_RUN("a vfork child that closes the fds with close_range and execs, while a thread of "
 		 "its parent is blocked writing, neither waits nor makes the parent forget its socket",
@@ -191,5 +283,8 @@ int main(void)
 	FL_T_RUN("the same with the blocked socket dup2()ed onto the child's stdin, closed and its "
 		 "number taken by a dup() first",
 		 test_dup2_then_close_range);
+	FL_T_RUN("a vfork child passes the socket as stdin to a program under the shim: the "
+		 "program adopts it",
+		 test_the_socket_as_the_childs_stdin);
 	return fl_t_exit_status();
 }
