@@ -177,22 +177,24 @@ enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read)
 
 	if (!me)
 		return FL_BEHIND_UNKNOWN;
-	/*
-	 * The peer fell back by flow control only with more than its budget
-	 * (this socket's) less one message unread, all in the redirected
-	 * queue, which the application reads before it reaches TCP's bytes:
-	 * until it has read that much in all, no read can end at the split.
-	 * Free, from this socket's own slot: it spares the system call where
-	 * the peer's slot is out of reach (a server as nobody reading a root
-	 * client: nginx's worker did one getsockopt per request). A budget
-	 * raised after the fallback would hide it; the slack is a whole
-	 * slice of a large write (tx_split.h), more than one message.
-	 */
 	consumed = (__atomic_load_n(&me->consumed, __ATOMIC_RELAXED) & FL_CONSUMED_MASK) + read;
-	if (consumed + FL_BEHIND_SLACK < __atomic_load_n(&me->budget, __ATOMIC_RELAXED))
-		return FL_BEHIND_NO;
-	if (!(peer = fl_slot_peer_of(me)))
+	if (!(peer = fl_slot_peer_of(me))) {
+		/*
+		 * Out of reach (a server as nobody reading a root client:
+		 * nginx's worker would ask the kernel once a request). A
+		 * flow-control fallback leaves more than this socket's budget
+		 * less one message unread, all in the redirected queue, which
+		 * the application reads first: until it has read that much in
+		 * all, no read can end at that split. The slack is a whole
+		 * slice of a large write (tx_split.h), more than one message.
+		 * Not covered: the rarer ways back to TCP (the sender turning
+		 * to MSG_ZEROCOPY, this reader gone blind) and a budget raised
+		 * after the fallback.
+		 */
+		if (consumed + FL_BEHIND_SLACK < __atomic_load_n(&me->budget, __ATOMIC_RELAXED))
+			return FL_BEHIND_NO;
 		return FL_BEHIND_UNKNOWN;
+	}
 	/* The gate let the peer redirect again only once every byte it sent
 	 * over TCP had been read: nothing of its can be in TCP's queue. */
 	if (__atomic_load_n(&peer->dir, __ATOMIC_ACQUIRE) == FL_DIR_REDIRECT)

@@ -61,10 +61,12 @@ uint64_t fl_slot_peer_unread(uint32_t slot, uint32_t *budget, bool *redirecting)
  * only after the peer's direction fell back to TCP (flow control), which
  * leaves the older bytes in the redirected queue and the newer in TCP's
  * (rx_topup.h). FL_BEHIND_NO when the peer's slot says its direction
- * redirects, or everything it sent has been read; FL_BEHIND_UNKNOWN when
- * that slot is out of reach (another user's domain, or this socket has
- * sent nothing since it enrolled, so its verdict never looked the peer
- * up). Lock-free, no system call.
+ * redirects, or never redirected, or everything it sent has been read;
+ * FL_BEHIND_UNKNOWN when that slot is out of reach (another user's domain,
+ * or this socket has sent nothing since it enrolled, so its verdict never
+ * looked the peer up), unless this socket has not yet read its budget
+ * less 1 MiB in all (then no flow-control split can be behind: NO).
+ * Lock-free, no system call.
  */
 enum fl_slot_behind { FL_BEHIND_NO, FL_BEHIND_MAYBE, FL_BEHIND_UNKNOWN };
 enum fl_slot_behind fl_slot_tcp_behind(uint32_t slot, uint64_t read);
