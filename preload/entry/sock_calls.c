@@ -157,14 +157,10 @@ static void fl_close_reset_if_unread(int fd, struct fl_fd *e)
  * the shim tracks is involved (close, dup; not a file's close, nginx's
  * every request) or for the rare close_range/dup2.
  */
-static bool fl_fd_record_not_ours(int fd)
-{
-	return fl_fd_state(fl_fd_peek(fd)) != FL_FD_UNKNOWN && fl_in_hookless_child();
-}
-
-/* The same for a copy: the new number may be one the record still names
- * (the child closed it behind the record, as above). */
-static bool fl_fd_records_not_ours(int fd, int copy)
+/* fd, or its copy (-1: none), is a socket the record tracks, and the
+ * record is not this process's. A copy's new number may be one the record
+ * still names (the child closed it behind the record, as above). */
+static bool fl_fd_record_not_ours(int fd, int copy)
 {
 	return (fl_fd_state(fl_fd_peek(fd)) != FL_FD_UNKNOWN ||
 		fl_fd_state(fl_fd_peek(copy)) != FL_FD_UNKNOWN) &&
@@ -181,7 +177,7 @@ int fl_close(int fd, int (*real)(int))
 		errno = EBADF;
 		return -1;
 	}
-	if (fl_fd_record_not_ours(fd))
+	if (fl_fd_record_not_ours(fd, -1))
 		return real(fd);
 	/* Forget first: once closed, the number can be reused at once. Nothing
 	 * is deleted from the sockhash; the kernel removes the socket when it
@@ -304,7 +300,7 @@ int fl_dup(int fd)
 {
 	int n = libc_dup(fd), saved = errno;
 
-	if (n >= 0 && !fl_fd_records_not_ours(fd, n))
+	if (n >= 0 && !fl_fd_record_not_ours(fd, n))
 		fl_fd_copy(fd, n);
 	errno = saved;
 	return n;
@@ -334,7 +330,7 @@ int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *))
 {
 	int r = real(fd, cmd, arg), saved = errno;
 
-	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && !fl_fd_records_not_ours(fd, r))
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && !fl_fd_record_not_ours(fd, r))
 		fl_fd_copy(fd, r);
 	errno = saved;
 	return r;

@@ -53,8 +53,7 @@ ssize_t fl_rx_top_up(int fd, uint32_t slot, const struct iovec *iov, size_t cnt,
 
 	if (n <= 0 || (size_t)n >= fl_iov_total(iov, cnt))
 		return n;
-	/* Free in the common case: the peer's slot says its direction
-	 * redirects (or everything it sent is read). */
+	/* Free in the common case, from the slots (slot.h says when). */
 	if (fl_slot_tcp_behind(slot, (uint64_t)n) == FL_BEHIND_NO)
 		return n;
 	saved = errno;
@@ -63,11 +62,11 @@ ssize_t fl_rx_top_up(int fd, uint32_t slot, const struct iovec *iov, size_t cnt,
 	 * empty queue with an error pending takes the error (sock_error
 	 * clears sk_err): TCP's own read, having copied bytes, leaves it for
 	 * the next call, and so must this one. A queue that holds only the
-	 * FIN gives 0 here and again on the next call, as TCP would.
+	 * FIN gives 0 here and again on the next call, as TCP would. Nor at
+	 * TCP's urgent mark: TCP's read stops there once it has bytes, but a
+	 * new call would start at the mark and read across it (oob-urgent-*
+	 * scenarios).
 	 */
-	/* Nor at TCP's urgent mark: TCP's read stops there once it has
-	 * bytes, but a new call would start at the mark and read across it
-	 * (oob-urgent-* scenarios). */
 	if (!fl_rx_tcp_queue_empty(fd) && !fl_rx_atmark(fd)) {
 		m.msg_iov = rest;
 		m.msg_iovlen = (size_t)fl_iov_rest(iov, cnt, (size_t)n, rest);

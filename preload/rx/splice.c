@@ -356,8 +356,8 @@ static int fl_splice_in_nb(int fd_in, int fd_out, void *buf, size_t n, ssize_t *
 	 * no event for either. */
 	*res = -1;
 	if (fl_pipe_wait_room(fd_out, true)) {
-		if (errno == EAGAIN && fl_pipe_writable(fd_out, -1))
-			errno = EAGAIN;
+		if (errno == EAGAIN)
+			errno = fl_pipe_writable(fd_out, -1) ? EAGAIN : EBADF;
 		return 1;
 	}
 	if (r < 0 && err == EAGAIN) {
