@@ -679,18 +679,27 @@ int fl_verdict(struct sk_msg_md *msg)
 	if (consumed > sent)
 		return fl_pass(me, FL_STAT_PASS_GATE_BYTES, len); /* cannot be: stay safe */
 	unread = sent - consumed;
+	/* The gate: redirected bytes must not overtake unread ones. */
+	if (me->dir != FL_DIR_REDIRECT && unread)
+		return fl_pass(me, FL_STAT_PASS_GATE_BYTES, len);
+	/*
+	 * Flow control, even for a message that finds nothing unread: the
+	 * budget leaves TCP room in the reader's receive memory, which the
+	 * redirected bytes share (the shim's fl_enroll_budget); one message
+	 * larger than the budget (up to 17 pages of 32 KiB) would fill it,
+	 * and the TCP segments after it would be dropped and retransmitted
+	 * late. Redirect -> TCP is order-safe: the reader drains the
+	 * redirected queue before it sees TCP data.
+	 */
+	if (unread + len > peer->budget) {
+		if (me->dir == FL_DIR_REDIRECT)
+			fl_count(FL_STAT_FLOW_FALLBACKS, 1);
+		return fl_pass(me, FL_STAT_PASS_FLOW_BYTES, len);
+	}
 	if (me->dir != FL_DIR_REDIRECT) {
-		/* The gate: redirected bytes must not overtake unread ones. */
-		if (unread)
-			return fl_pass(me, FL_STAT_PASS_GATE_BYTES, len);
 		fl_count(FL_STAT_GATE_OPENED, 1);
 		if (me->redirected)
 			fl_count(FL_STAT_GATE_REOPENED, 1); /* back after a fallback */
-	} else if (unread && unread + len > peer->budget) {
-		/* Redirect -> TCP is order-safe: the reader drains the
-		 * redirected queue before it sees TCP data. */
-		fl_count(FL_STAT_FLOW_FALLBACKS, 1);
-		return fl_pass(me, FL_STAT_PASS_FLOW_BYTES, len);
 	}
 
 	/*

@@ -57,7 +57,8 @@ struct fl_config {
 	unsigned enroll_after; /* FASTLOCAL_ENROLL_AFTER: bytes a connection moves over TCP
 				* before it is enrolled (0: at connect/accept), default 4096 */
 	uint32_t flow_budget; /* FASTLOCAL_FLOW_BUDGET: receive budget in bytes; 0 = auto
-			       * (tcp_rmem's maximum); an application's SO_RCVBUF wins */
+			       * (7/8 of tcp_rmem's maximum, which also bounds a value
+			       * set); an application's SO_RCVBUF wins */
 	struct fl_port_list ports, skip_ports;     /* FASTLOCAL_PORTS, FASTLOCAL_SKIP_PORTS */
 	struct fl_prefix_list addrs, skip_addrs;   /* FASTLOCAL_ADDRESSES, ..._SKIP_ADDRESSES */
 	struct fl_cmd_list only_cmds, skip_cmds;   /* FASTLOCAL_ONLY_CMDS, FASTLOCAL_SKIP_CMDS */

@@ -27,10 +27,26 @@
 
 #define FL_BUDGET_FALLBACK (4u << 20)
 
-/* The default receive budget: flow_budget if configured, else what TCP
- * would let a receiver buffer at most (the maximum of net.ipv4.tcp_rmem),
- * read once. Written once; a race between two first readers writes the
- * same value. */
+/*
+ * IMPORTANT: the budget leaves TCP room in the reader's receive memory.
+ * Redirected bytes are charged to the reader's sk_rmem_alloc (kernel
+ * commit "tcp_bpf: charge receive socket buffer in bpf_tcp_ingress()",
+ * 6.13), and TCP drops a segment that arrives while that is above
+ * sk_rcvbuf, which autotuning grows to the maximum of net.ipv4.tcp_rmem at
+ * most and which an application's SO_RCVBUF fixes. A budget of all of it
+ * made every flow-control fallback to a sleeping reader lose the writer's
+ * first segments: its retransmissions backed off (0.2, 0.4, 0.8 s...) and
+ * the reader, awake and caught up, then waited for the next one, 1.5 s
+ * after a 2 s sleep, 13 s for the fourth of four connections
+ * (docs/kernel.md#rmem-shared; test/integration/fallback_stall.c).
+ */
+
+/* The default receive budget: 7/8 of what TCP would let a receiver buffer
+ * at most (the maximum of net.ipv4.tcp_rmem); the eighth left is room for
+ * the window TCP's sender may have in flight after a fallback (64 KiB on
+ * a connection that never ran on TCP). flow_budget, if configured, is
+ * held to the same bound. Read once; a race between two first readers
+ * writes the same value. Written once. */
 static uint32_t fl_default_budget_v;
 
 static uint32_t fl_default_budget(void)
@@ -40,11 +56,11 @@ static uint32_t fl_default_budget(void)
 
 	if (v)
 		return v;
-	if (fl_config()->flow_budget)
-		return fl_config()->flow_budget; /* flow_budget in the configuration */
 	max = fl_sysctl_max("/proc/sys/net/ipv4/tcp_rmem");
-	v = !max ? FL_BUDGET_FALLBACK : max < FL_BUDGET_MIN ? FL_BUDGET_MIN :
-	    max > FL_BUDGET_MAX ? FL_BUDGET_MAX : (uint32_t)max;
+	max = !max ? FL_BUDGET_FALLBACK : max - max / 8;
+	if (fl_config()->flow_budget && fl_config()->flow_budget < max)
+		max = fl_config()->flow_budget; /* flow_budget in the configuration */
+	v = max < FL_BUDGET_MIN ? FL_BUDGET_MIN : max > FL_BUDGET_MAX ? FL_BUDGET_MAX : (uint32_t)max;
 	__atomic_store_n(&fl_default_budget_v, v, __ATOMIC_RELAXED);
 	return v;
 }
@@ -65,16 +81,18 @@ int fl_enroll_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 	return err;
 }
 
-/* The budget: the application's SO_RCVBUF if it chose one, else what TCP's
- * autotuning could grow to. */
+/* The budget: half the receive buffer the kernel keeps for an application
+ * that chose SO_RCVBUF (the value it asked for; the kernel doubles it and
+ * no longer autotunes it, so the other half is TCP's room), else the
+ * default above. */
 uint32_t fl_enroll_budget(int fd, struct fl_fd *e)
 {
 	socklen_t olen = sizeof(int);
 	int rcvbuf = 0;
 
 	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
-	    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
-		return (uint32_t)rcvbuf;
+	    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 1)
+		return (uint32_t)rcvbuf / 2;
 	return fl_default_budget();
 }
 

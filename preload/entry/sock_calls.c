@@ -19,6 +19,7 @@
 #include "calls.h"
 #include "base/config.h"
 #include "enroll/enroll.h"
+#include "enroll/enroll_steps.h"
 #include "socket/fdtable.h"
 #include "kernel/holders.h"
 #include "base/libc.h"
@@ -338,8 +339,7 @@ int fl_fcntl(int fd, int cmd, void *arg, int (*real)(int, int, void *))
 
 int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	int r, saved, v = 0, rcvbuf = 0;
-	socklen_t olen = sizeof(rcvbuf);
+	int r, saved, v = 0;
 	struct fl_sock_id id;
 	struct fl_sock *s;
 	struct fl_rxq *q;
@@ -395,10 +395,8 @@ int fl_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		e = fl_fd_get(fd);
 		if (e) {
 			__atomic_fetch_or(&e->flags, FL_FDF_RCVBUF_SET, __ATOMIC_RELAXED);
-			/* The kernel doubles the value; the budget is what it keeps. */
-			if (fl_fd_state(e) == FL_FD_ENROLLED && (s = fl_fd_sock(e, &id)) &&
-			    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 0)
-				fl_slot_set_budget(id.slot, id.gen, (uint32_t)rcvbuf);
+			if (fl_fd_state(e) == FL_FD_ENROLLED && (s = fl_fd_sock(e, &id)))
+				fl_slot_set_budget(id.slot, id.gen, fl_enroll_budget(fd, e));
 		}
 	} else if (name == SO_ZEROCOPY && v && fl_compat_on()) {
 		e = fl_fd_get(fd);

@@ -13,9 +13,10 @@
  * edge-triggered reader stops reading and waits for an edge that already
  * came. Plain TCP's read takes every byte queued, up to the length asked.
  *
- * Each subtest: an enrolled pair whose reader (SO_RCVBUF 64 KiB, a budget
- * of 128 KiB) reads nothing while 96 KiB are redirected and 48 KiB more go
- * over TCP as a flow-control fallback, then the FIN. Once the FIN is in,
+ * Each subtest: an enrolled pair whose reader (SO_RCVBUF 128 KiB: a budget
+ * of 128 KiB, half the buffer the kernel keeps) reads nothing while 124 KiB
+ * are redirected and 8 KiB more go over TCP as a flow-control fallback,
+ * then the FIN. Once the FIN is in,
  * one call of the kind named must return all 144 KiB, in order, and the
  * next one 0. The reader's shim decides from the writer's slot when it
  * knows it, else asks the kernel: both ways are tested.
@@ -61,7 +62,7 @@ static ssize_t fl_call(enum fl_call how, int fd, uint8_t *buf, size_t len)
 }
 
 /* The pair, warmed up (both ends enrolled), the reader's budget 128 KiB:
- * 96 KiB redirected, 48 KiB over TCP (flow control), then the FIN. *c is
+ * 124 KiB redirected, 8 KiB over TCP (flow control), then the FIN. *c is
  * the writer, *s the reader: the connecting and the accepting end, or the
  * other way round (reversed). The accepting end answered the warm-up once
  * enrolled, so its shim knows the other's slot (its verdict found it) and
@@ -70,7 +71,7 @@ static ssize_t fl_call(enum fl_call how, int fd, uint8_t *buf, size_t len)
  * Both ways are tested. */
 static int fl_split_pair(int *c, int *s, uint8_t *buf, bool reversed)
 {
-	int rcvbuf = 64 * KiB, t;
+	int rcvbuf = 128 * KiB, t;
 	uint64_t flow0, flow1, red0, red1;
 	struct pollfd p;
 

@@ -6,8 +6,8 @@
  *
  * Raw sockmap redirection has no backpressure: a non-blocking sender had
  * 64 MiB accepted with nobody reading. Under the shim a redirected direction
- * keeps at most the receiver's budget unread (its SO_RCVBUF as read back when
- * the application set one, else the maximum of tcp_rmem), then falls back to
+ * keeps at most the receiver's budget unread (the SO_RCVBUF it asked for when
+ * the application set one, else 7/8 of the maximum of tcp_rmem), then falls back to
  * TCP, whose window ends in EAGAIN; a blocking writer waits for the reader.
  *
  * Runs in a network namespace of its own. Note that the "mem" figure of
