@@ -656,13 +656,15 @@ static void *sc_bursts_fn(void *arg)
 	return NULL;
 }
 
-/* The same with a reader whose SO_RCVBUF is 64 KiB and non-blocking
- * writes of 256 KiB: under the shim the direction falls back to TCP while
- * the reader is blocked, and bytes arriving over TCP must not end its wait with EAGAIN
+/* The same with a reader whose SO_RCVBUF is 128 KiB (its budget) and
+ * non-blocking writes of 128 KiB (no larger: a message larger than the
+ * budget goes over TCP at once, docs/kernel.md#rmem-shared): under the
+ * shim the direction falls back to TCP while the reader is blocked, and
+ * bytes arriving over TCP must not end its wait with EAGAIN
  * (docs/kernel.md#spurious-eagain). */
 static int sc_blocking_no_eagain_fallback(int family)
 {
-	struct sc_bursts b = { .n = 32, .size = 256 << 10, .seed = 24 };
+	struct sc_bursts b = { .n = 64, .size = 128 << 10, .seed = 24 };
 	struct sc_loop_reader l;
 	int port, lfd = fl_sc_listen(family, &port), c, s, shut = 0;
 	pthread_t th;
@@ -670,7 +672,7 @@ static int sc_blocking_no_eagain_fallback(int family)
 
 	if (lfd < 0)
 		return -1;
-	sc_setint(lfd, SOL_SOCKET, SO_RCVBUF, 65536);
+	sc_setint(lfd, SOL_SOCKET, SO_RCVBUF, 131072);
 	c = fl_sc_connect(family, port);
 	s = c >= 0 ? accept(lfd, NULL, NULL) : -1;
 	close(lfd);

@@ -265,9 +265,14 @@ file_log_level_log_file_and_flow_budget() {
 	n=$(grep -c ': enrolled (slot.*, budget 1048576)' "$T_TMP/err")
 	[ "$n" = 4 ] || t_fail "expected 4 enrolled lines with budget 1048576, got $n" || return 1
 	stream FASTLOCAL_LOG=debug FASTLOCAL_FLOW_BUDGET=auto || return 1
-	max=$(awk '{ m = $3; if (m < 262144) m = 262144; if (m > 67108864) m = 67108864; print m }' /proc/sys/net/ipv4/tcp_rmem)
+	# auto: 7/8 of tcp_rmem's maximum (docs/kernel.md#rmem-shared)
+	max=$(awk '{ m = $3 - int($3 / 8); if (m < 262144) m = 262144; if (m > 67108864) m = 67108864; print m }' /proc/sys/net/ipv4/tcp_rmem)
 	n=$(grep -c ": enrolled (slot.*, budget $max)" "$T_TMP/err")
-	[ "$n" = 4 ] || t_fail "auto: expected 4 enrolled lines with budget $max (tcp_rmem), got $n"
+	[ "$n" = 4 ] || t_fail "auto: expected 4 enrolled lines with budget $max (7/8 of tcp_rmem), got $n" || return 1
+	# A larger flow_budget is held to the same bound.
+	stream FASTLOCAL_LOG=debug FASTLOCAL_FLOW_BUDGET=67108864 || return 1
+	n=$(grep -c ": enrolled (slot.*, budget $max)" "$T_TMP/err")
+	[ "$n" = 4 ] || t_fail "flow_budget 67108864: expected 4 enrolled lines with budget $max (7/8 of tcp_rmem), got $n"
 }
 
 cmd_verdict_and_usage() {
