@@ -393,7 +393,8 @@ static int fl_slow_body(struct fl_fds *f, struct fl_slow *s, pthread_t *wth, pth
 		   "cannot read tcp_rmem/tcp_wmem");
 	if (fl_pair(f, 0, &c, &sv))
 		return -1;
-	/* No SO_RCVBUF: the budget is the maximum of tcp_rmem. */
+	/* No SO_RCVBUF: the budget is 7/8 of the maximum of tcp_rmem; the
+	 * bound below takes all of it. */
 	budget = rmem[2];
 	s->wfd = c;
 	s->rfd = sv;
