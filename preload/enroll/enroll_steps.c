@@ -81,10 +81,12 @@ int fl_enroll_fallback(int fd, int err, enum fl_ustat counter, const char *why)
 	return err;
 }
 
-/* The budget: half the receive buffer the kernel keeps for an application
- * that chose SO_RCVBUF (the value it asked for; the kernel doubles it and
- * no longer autotunes it, so the other half is TCP's room), else the
- * default above. */
+/* The budget: a quarter of the receive buffer the kernel keeps for an
+ * application that chose SO_RCVBUF (half the value it asked for; the
+ * kernel doubles it and no longer autotunes it), else the default above.
+ * The rest is TCP's room, which must hold what the writer's send buffer
+ * has in flight (up to tcp_wmem's maximum) with its skbs' overhead: with
+ * half, a listener's 1 or 4 MiB still lost segments (fallback_stall.c). */
 uint32_t fl_enroll_budget(int fd, struct fl_fd *e)
 {
 	socklen_t olen = sizeof(int);
@@ -92,7 +94,7 @@ uint32_t fl_enroll_budget(int fd, struct fl_fd *e)
 
 	if (e && (__atomic_load_n(&e->flags, __ATOMIC_RELAXED) & FL_FDF_RCVBUF_SET) &&
 	    !libc_getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &olen) && rcvbuf > 1)
-		return (uint32_t)rcvbuf / 2;
+		return (uint32_t)rcvbuf / 4;
 	return fl_default_budget();
 }
 

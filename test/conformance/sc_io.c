@@ -656,7 +656,7 @@ static void *sc_bursts_fn(void *arg)
 	return NULL;
 }
 
-/* The same with a reader whose SO_RCVBUF is 128 KiB (its budget) and
+/* The same with a reader whose SO_RCVBUF is 256 KiB (a budget of 128 KiB) and
  * non-blocking writes of 128 KiB (no larger: a message larger than the
  * budget goes over TCP at once, docs/kernel.md#rmem-shared): under the
  * shim the direction falls back to TCP while the reader is blocked, and
@@ -672,7 +672,7 @@ static int sc_blocking_no_eagain_fallback(int family)
 
 	if (lfd < 0)
 		return -1;
-	sc_setint(lfd, SOL_SOCKET, SO_RCVBUF, 131072);
+	sc_setint(lfd, SOL_SOCKET, SO_RCVBUF, 262144);
 	c = fl_sc_connect(family, port);
 	s = c >= 0 ? accept(lfd, NULL, NULL) : -1;
 	close(lfd);

@@ -768,8 +768,8 @@ FL_SCENARIO("splice-after-tcp-splice", FL_SC_REDIRECTS, sp_switch)
 /* ------------------------------------------------ after a long peek */
 
 /*
- * A reader with a small receive buffer (64 KiB, its budget: the writer's
- * 64 KiB messages fit it one at a time, docs/kernel.md#rmem-shared), so
+ * A reader with a small receive buffer (128 KiB, a budget of 64 KiB: the
+ * writer's 64 KiB messages fit it one at a time, docs/kernel.md#rmem-shared), so
  * that the writer's bytes queue up in the redirected queue and then,
  * under flow control, in TCP's. It
  * peeks far ahead with SO_PEEK_OFF (the shim then holds the redirected
@@ -787,7 +787,7 @@ static int sp_after_peek(int family)
 
 	if (sp_pair(family, &c, &s) || sp_pipe(p, 0, 0))
 		return -1;
-	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &(int){ 65536 }, sizeof(int));
+	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &(int){ 131072 }, sizeof(int));
 	sp_writer_start(&w, c, 311, 1 << 20, 1);
 	fl_sc_sleep_ms(300); /* the writer fills what it can */
 	setsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));

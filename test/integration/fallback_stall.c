@@ -171,8 +171,40 @@ static int fl_read_all(int fd, size_t total, double *gap)
 	return 0;
 }
 
-/* One subtest: rcvbuf is the reader's SO_RCVBUF (0: none, autotuned). */
-static int fl_no_drop_after_fallback(size_t total, int rcvbuf, bool nonblocking)
+/* A connected, warmed-up pair whose listener set SO_RCVBUF to rcvbuf
+ * before the handshake, as servers do (nginx's listen rcvbuf=, haproxy's
+ * tune.rcvbuf): the accepted end inherits it, with the windows of a big
+ * buffer from the start. 0 or -1. */
+static int fl_pair_listener_rcvbuf(int rcvbuf, int *c, int *s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), rc = -1;
+
+	*c = *s = -1;
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&a, &al))
+		goto out;
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	if (*c < 0 || connect(*c, (struct sockaddr *)&a, sizeof(a)))
+		goto out;
+	*s = accept(l, NULL, NULL);
+	if (*s >= 0 && !fl_t_warmup(*c, *s))
+		rc = 0;
+out:
+	if (l >= 0)
+		close(l);
+	return rc;
+}
+
+/*
+ * One subtest: the reader's SO_RCVBUF is rcvbuf (0: none, autotuned), set
+ * by the reader (the connecting end) after the warm-up, or, with
+ * on_listener, by the listener before the handshake (the accepted end
+ * reads, the connecting end writes).
+ */
+static int fl_no_drop_after_fallback(size_t total, int rcvbuf, bool on_listener, bool nonblocking)
 {
 	struct fl_writer w = { .fd = -1, .total = total, .nonblocking = nonblocking };
 	uint64_t flow0, flow1, drops0, drops1;
@@ -188,11 +220,12 @@ static int fl_no_drop_after_fallback(size_t total, int rcvbuf, bool nonblocking)
 		return -1;
 	}
 	fl_t_pattern(buf, 0, total, FL_SEED);
-	if (fl_t_tcp_pair(AF_INET, &c, &s) || fl_t_warmup(c, s)) {
+	if (on_listener ? fl_pair_listener_rcvbuf(rcvbuf, &s, &c) :
+			  fl_t_tcp_pair(AF_INET, &c, &s) || fl_t_warmup(c, s)) {
 		fl_t_fail(__FILE__, __LINE__, "setup: connect and warm up a pair");
 		goto out;
 	}
-	if (rcvbuf && setsockopt(c, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) {
+	if (rcvbuf && !on_listener && setsockopt(c, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf))) {
 		fl_t_fail(__FILE__, __LINE__, "setup: SO_RCVBUF: %s", strerror(errno));
 		goto out;
 	}
@@ -255,22 +288,32 @@ out:
 
 static int test_blocking_writer_autotuned_reader(void)
 {
-	return fl_no_drop_after_fallback(fl_tcp_rmem_max() + 8 * MiB, 0, false);
+	return fl_no_drop_after_fallback(fl_tcp_rmem_max() + 8 * MiB, 0, false, false);
 }
 
 static int test_nonblocking_writer_autotuned_reader(void)
 {
-	return fl_no_drop_after_fallback(fl_tcp_rmem_max() + 8 * MiB, 0, true);
+	return fl_no_drop_after_fallback(fl_tcp_rmem_max() + 8 * MiB, 0, false, true);
 }
 
 static int test_blocking_writer_reader_with_so_rcvbuf(void)
 {
-	return fl_no_drop_after_fallback(4 * MiB, 64 * KiB, false);
+	return fl_no_drop_after_fallback(4 * MiB, 64 * KiB, false, false);
 }
 
 static int test_nonblocking_writer_reader_with_so_rcvbuf(void)
 {
-	return fl_no_drop_after_fallback(4 * MiB, 64 * KiB, true);
+	return fl_no_drop_after_fallback(4 * MiB, 64 * KiB, false, true);
+}
+
+static int test_blocking_writer_reader_with_listener_so_rcvbuf(void)
+{
+	return fl_no_drop_after_fallback(48 * MiB, 4 * MiB, true, false);
+}
+
+static int test_nonblocking_writer_reader_with_listener_so_rcvbuf(void)
+{
+	return fl_no_drop_after_fallback(48 * MiB, 1 * MiB, true, true);
 }
 
 int main(void)
@@ -293,5 +336,10 @@ int main(void)
 		 test_blocking_writer_reader_with_so_rcvbuf);
 	FL_T_RUN("so with that reader and a non-blocking writer",
 		 test_nonblocking_writer_reader_with_so_rcvbuf);
+	FL_T_RUN("so with a reader whose listener set SO_RCVBUF to 4 MiB (TCP's window is large "
+		 "from the start)",
+		 test_blocking_writer_reader_with_listener_so_rcvbuf);
+	FL_T_RUN("so with a non-blocking writer and a listener's SO_RCVBUF of 1 MiB",
+		 test_nonblocking_writer_reader_with_listener_so_rcvbuf);
 	return fl_t_exit_status();
 }

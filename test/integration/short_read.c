@@ -13,8 +13,8 @@
  * edge-triggered reader stops reading and waits for an edge that already
  * came. Plain TCP's read takes every byte queued, up to the length asked.
  *
- * Each subtest: an enrolled pair whose reader (SO_RCVBUF 128 KiB: a budget
- * of 128 KiB, half the buffer the kernel keeps) reads nothing while 124 KiB
+ * Each subtest: an enrolled pair whose reader (SO_RCVBUF 256 KiB: a budget
+ * of 128 KiB, a quarter of the buffer the kernel keeps) reads nothing while 124 KiB
  * are redirected and 8 KiB more go over TCP as a flow-control fallback,
  * then the FIN. Once the FIN is in,
  * one call of the kind named must return all 144 KiB, in order, and the
@@ -71,7 +71,7 @@ static ssize_t fl_call(enum fl_call how, int fd, uint8_t *buf, size_t len)
  * Both ways are tested. */
 static int fl_split_pair(int *c, int *s, uint8_t *buf, bool reversed)
 {
-	int rcvbuf = 128 * KiB, t;
+	int rcvbuf = 256 * KiB, t;
 	uint64_t flow0, flow1, red0, red1;
 	struct pollfd p;
 
