@@ -1068,8 +1068,9 @@ static bool sc_stable_counts(int snd, int rcv, int *inq, int *outq)
 	return stable >= 5;
 }
 
-/* A non-blocking sender fills a reader whose SO_RCVBUF is 64 KiB (so the
- * shim's budget is small and it falls back to TCP) without it reading,
+/* A non-blocking sender fills a reader whose SO_RCVBUF is 128 KiB (so the
+ * shim's budget is small, 64 KiB: one 64 KiB message is redirected, then
+ * it falls back to TCP, docs/kernel.md#rmem-shared) without it reading,
  * until EAGAIN (docs/kernel.md#no-backpressure) or 16 MiB. Once stable,
  * the receiver's FIONREAD plus the sender's SIOCOUTQ is every byte written
  * (TCP: acked bytes are in the receive queue, the rest in the send queue):
@@ -1102,7 +1103,7 @@ static void sc_fionread_fc_body(int snd, int rcv, uint64_t seed)
 	if (getenv("SC_IO_DEBUG"))
 		fprintf(stderr, "written %zu inq %d outq %d\n", written, inq, outq);
 	fl_trace("counts stable: %s", stable ? "yes" : "no");
-	fl_trace("sender wrote more than the receiver's SO_RCVBUF: %s", written > 65536 ? "yes" : "no");
+	fl_trace("sender wrote more than the receiver's SO_RCVBUF: %s", written > 131072 ? "yes" : "no");
 	/* TCP stops it at about its send buffer plus the window (4 MB here). */
 	fl_trace("non-blocking sender stopped by EAGAIN before 16 MiB: %s",
 		 written < cap && stop == EAGAIN ? "yes" : "no");
@@ -1144,7 +1145,7 @@ static int sc_small_rcvbuf_pair(int family, int *c, int *s)
 
 	if (l < 0)
 		return -1;
-	sc_setint(l, SOL_SOCKET, SO_RCVBUF, 65536); /* inherited by accept() */
+	sc_setint(l, SOL_SOCKET, SO_RCVBUF, 131072); /* inherited by accept() */
 	*c = fl_sc_connect(family, port);
 	*s = *c >= 0 ? accept(l, NULL, NULL) : -1;
 	close(l);
@@ -1174,7 +1175,7 @@ static int sc_fionread_fc_client(int family)
 
 	if (l < 0)
 		return -1;
-	c = sc_connect_rcvbuf(family, port, 65536);
+	c = sc_connect_rcvbuf(family, port, 131072);
 	s = c >= 0 ? accept(l, NULL, NULL) : -1;
 	close(l);
 	/* Both ends enrolled before the flood (conformance.h). */
