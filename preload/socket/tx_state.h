@@ -43,6 +43,9 @@ struct fl_tx {
 	bool asked;             /* a thread about to wait left the batch to its writer
 				 * (tx_flush.c, fl_tx_hand_off) */
 	uintptr_t writer;       /* the thread that appended last (fl_tx_me) */
+	uint8_t lone;           /* batches in a row that went with one write in them
+				 * (tx_policy.h, FL_LONE_BATCHES) */
+	uint8_t lone_skip;      /* writes still to go at once before a hold is tried again */
 	struct fl_hold hold;    /* the gate-reopening hold's backoff (throttle.h) */
 	int *linger_fd;         /* the application closed the socket with bytes held:
 				 * the shim's own fd that keeps it open until they are

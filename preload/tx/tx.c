@@ -76,6 +76,8 @@ struct fl_sock *fl_tx_attach(int fd, uint32_t slot, uint64_t gen, uint64_t cooki
 	tx->err = 0;
 	tx->first_ns = 0;
 	tx->hold = (struct fl_hold){ 0 };
+	tx->lone = 0;
+	tx->lone_skip = 0;
 	/* Accepted sockets inherit TCP_NODELAY from their listener. With
 	 * batching off the state only counts the fds (io.c never sends
 	 * through it). */
@@ -216,6 +218,17 @@ static bool fl_tx_peer_busy(struct fl_tx *tx)
 	tx->checked_len = tx->len;
 	tx->peer_busy = fl_tx_peer_unread(tx);
 	return tx->peer_busy;
+}
+
+/* False while this socket's holds are skipped: its recent batches each went
+ * alone (tx_policy.h, FL_LONE_BATCHES), so this write goes at once. Counts
+ * the write against the skip. */
+static bool fl_tx_hold_pays(struct fl_tx *tx)
+{
+	if (!tx->lone_skip)
+		return true;
+	tx->lone_skip--;
+	return false;
 }
 
 /* The application's call as it is, past the buffer (which is empty or not ours). */
@@ -359,7 +372,8 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 		hold = true;
 		break;
 	case FL_TXP_IF_BUSY:
-		hold = (tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx);
+		hold = fl_tx_hold_pays(tx) &&
+		       ((tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx));
 		break;
 	default:
 		hold = false;

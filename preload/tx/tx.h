@@ -11,7 +11,9 @@
  *   TCP_NODELAY   every write goes at once; setting it flushes.
  *   default       a write goes at once if the peer has read everything sent
  *                 so far (it is waiting) or the direction is on TCP (which
- *                 has its own Nagle); otherwise it is coalesced. The buffer
+ *                 has its own Nagle); otherwise it is coalesced, unless
+ *                 its last batches each went alone (tx_policy.h,
+ *                 FL_LONE_BATCHES: holding bought nothing). The buffer
  *                 is flushed when it fills, when the peer catches up, before
  *                 the process blocks in any call the shim sees, and at most
  *                 FASTLOCAL_FLUSH_USEC (200 us) after its first byte.

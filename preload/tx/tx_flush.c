@@ -307,9 +307,21 @@ static bool fl_is_blocking(int fd)
 	return fl >= 0 && !(fl & O_NONBLOCK);
 }
 
+/* Whether holding pays on this socket (tx_policy.h, FL_LONE_BATCHES says
+ * why): a batch that went alone lengthens the streak, and a streak long
+ * enough sends the next writes at once; a batch of two writes or more ends
+ * it. Called with tx->lock held, as the batch goes. */
+static void fl_tx_note_batch(struct fl_tx *tx, enum fl_ustat why)
+{
+	tx->lone = (uint8_t)fl_txp_lone_streak(tx->lone, why, tx->writes);
+	if (tx->lone == FL_LONE_BATCHES && fl_txp_lone(why, tx->writes))
+		tx->lone_skip = FL_LONE_SKIP;
+}
+
 /* One flush of buffered bytes, for "fastlocal status": why, and how big. */
 void fl_tx_count(struct fl_tx *tx, enum fl_ustat why, size_t bytes)
 {
+	fl_tx_note_batch(tx, why);
 	fl_ustat_add(why, 1);
 	fl_ustat_add(FL_USTAT_BATCH_BYTES, bytes);
 	fl_ustat_add(FL_USTAT_BATCH_WRITES, tx->writes);

@@ -158,6 +158,43 @@ static void corked_bytes_wait_up_to_200_ms(void **state)
 	assert_int_equal(fl_txp_delay_ns(FL_TXF_MORE, 200), 200000000);
 }
 
+static void a_batch_a_wait_or_the_timer_sent_with_one_write_is_lone(void **state)
+{
+	(void)state;
+	assert_true(fl_txp_lone(FL_USTAT_FLUSH_WAIT, 1));
+	assert_true(fl_txp_lone(FL_USTAT_FLUSH_TIMER, 1));
+}
+
+static void a_batch_of_two_writes_or_one_the_application_ended_is_not_lone(void **state)
+{
+	(void)state;
+	assert_false(fl_txp_lone(FL_USTAT_FLUSH_WAIT, 2));
+	assert_false(fl_txp_lone(FL_USTAT_FLUSH_OPTION, 1)); /* uncork, MSG_MORE's end */
+	assert_false(fl_txp_lone(FL_USTAT_FLUSH_CLOSE, 1));
+	assert_false(fl_txp_lone(FL_USTAT_FLUSH_FULL, 1));
+	assert_false(fl_txp_lone(FL_USTAT_FLUSH_WAIT, 0)); /* the rest of a partial send */
+}
+
+static void lone_batches_in_a_row_count_up_to_the_limit(void **state)
+{
+	uint32_t lone = 0;
+	int i;
+
+	(void)state;
+	for (i = 0; i < FL_LONE_BATCHES + 3; i++)
+		lone = fl_txp_lone_streak(lone, FL_USTAT_FLUSH_WAIT, 1);
+	assert_int_equal(lone, FL_LONE_BATCHES);
+	assert_int_equal(fl_txp_lone_streak(lone, FL_USTAT_FLUSH_WAIT, 0), FL_LONE_BATCHES);
+	assert_int_equal(fl_txp_lone_streak(3, FL_USTAT_FLUSH_OPTION, 1), 3);
+}
+
+static void a_batch_of_two_writes_ends_the_streak(void **state)
+{
+	(void)state;
+	assert_int_equal(fl_txp_lone_streak(FL_LONE_BATCHES, FL_USTAT_FLUSH_WAIT, 2), 0);
+	assert_int_equal(fl_txp_lone_streak(5, FL_USTAT_FLUSH_READER_IDLE, 2), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +220,10 @@ int main(void)
 		cmocka_unit_test(the_reader_is_looked_at_on_every_write_once_a_waiting_thread_asked),
 		cmocka_unit_test(buffered_bytes_wait_flush_usec),
 		cmocka_unit_test(corked_bytes_wait_up_to_200_ms),
+		cmocka_unit_test(a_batch_a_wait_or_the_timer_sent_with_one_write_is_lone),
+		cmocka_unit_test(a_batch_of_two_writes_or_one_the_application_ended_is_not_lone),
+		cmocka_unit_test(lone_batches_in_a_row_count_up_to_the_limit),
+		cmocka_unit_test(a_batch_of_two_writes_ends_the_streak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
