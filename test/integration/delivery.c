@@ -442,24 +442,30 @@ static int fl_nodelay_child(int port)
 	return 0;
 }
 
+/* The child's flush timer in the held-message test: the longest there is. */
+#define FL_HELD_TIMER_MS 100
+
 /* One try; *late: the flush timer ran before this reader looked (both
- * messages readable at once), so the try proves nothing either way. */
+ * messages readable at once), or the held message came too late to tell
+ * it from the timer's, so the try proves nothing either way. */
 static int fl_held_once(int *late)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	char buf[64], line[16], cmd[512];
-	uint64_t timer0 = fl_t_status_u64("flushes_by_reason.timer");
+	uint64_t timer0 = fl_t_status_u64("batching.flushes_by_reason.timer");
 	double t0, t;
 	int l, s, port, n;
 	FILE *child;
 
+	FL_T_CHECK(timer0 != UINT64_MAX, "status --json has no batching.flushes_by_reason.timer");
 	FL_T_CHECK(fl_t_sockaddr(AF_INET, NULL, 0, &ss, &len) == 0, "address");
 	l = socket(AF_INET, SOCK_STREAM, 0);
 	FL_T_CHECK(!bind(l, (struct sockaddr *)&ss, len) && !listen(l, 1) &&
 		   !getsockname(l, (struct sockaddr *)&ss, &len), "listen");
 	port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	snprintf(cmd, sizeof(cmd), "FASTLOCAL_FLUSH_USEC=100000 '%s' nodelay-child %d", fl_self, port);
+	snprintf(cmd, sizeof(cmd), "FASTLOCAL_FLUSH_USEC=%d '%s' nodelay-child %d",
+		 FL_HELD_TIMER_MS * 1000, fl_self, port);
 	fflush(stdout);
 	child = popen(cmd, "r");
 	FL_T_CHECK(child, "spawn");
@@ -470,7 +476,7 @@ static int fl_held_once(int *late)
 		   "the child did not write");
 	/* The second message waits in the child while the first is unread. */
 	FL_T_CHECK(!ioctl(s, FIONREAD, &n), "FIONREAD");
-	if (n == 128 && fl_t_status_u64("flushes_by_reason.timer") > timer0) {
+	if (n == 128 && fl_t_status_u64("batching.flushes_by_reason.timer") > timer0) {
 		*late = 1;
 		pclose(child);
 		close(s);
@@ -485,11 +491,18 @@ static int fl_held_once(int *late)
 	FL_T_CHECK(!fl_read_all(s, buf, 64) && buf[0] == 'B' && buf[63] == 'B', "second message");
 	printf("  the held message came %.3f ms after its reader caught up (flush timer 100 ms)\n",
 	       t * 1e3);
-	/* Delivered by the catch-up, not by the 100 ms timer. */
-	FL_T_CHECK(fl_t_status_u64("flushes_by_reason.timer") == timer0,
-		   "the held message waited for the flush timer");
-	FL_T_CHECK(t < FL_ARRIVE_MS / 1e3, "the held message came %.1f ms after the reader caught up",
-		   t * 1e3);
+	/* Delivered by the catch-up, not by the 100 ms timer, which would
+	 * send it about 100 ms after the child wrote it: later than half that
+	 * after this reader caught up is the timer (or a stall of this
+	 * process: a try that proves nothing, made again). The shared
+	 * counters cannot tell: this process's own flusher counts there too. */
+	if (t >= FL_HELD_TIMER_MS / 2 / 1e3) {
+		*late = 1;
+		pclose(child);
+		close(s);
+		close(l);
+		return 0;
+	}
 	FL_T_CHECK(pclose(child) == 0, "the child failed");
 	close(s);
 	close(l);
@@ -499,8 +512,9 @@ static int fl_held_once(int *late)
 /* IMPORTANT: the child's flush timer is the longest there is (100 ms), and
  * a machine that stalls this process longer than that between the child's
  * writes and the FIONREAD lets the timer deliver first: such a try is
- * told (both messages readable and a timer flush counted) and made again,
- * up to three times. */
+ * told (both messages readable and a timer flush counted, or the held
+ * message later than 50 ms) and made again, up to three times. If the
+ * catch-up never sends it, every try is late and the subtest fails. */
 static int test_nodelay_write_held_for_a_busy_reader_goes_when_it_catches_up(void)
 {
 	int attempt, late, r;
@@ -510,10 +524,11 @@ static int test_nodelay_write_held_for_a_busy_reader_goes_when_it_catches_up(voi
 		r = fl_held_once(&late);
 		if (r || !late)
 			return r;
-		printf("  try %d: the flush timer ran before the reader looked (a stall over "
-		       "100 ms); again\n", attempt);
+		printf("  try %d: the flush timer ran before the reader looked, or the held "
+		       "message came late (a stall?); again\n", attempt);
 	}
-	FL_T_CHECK(0, "three tries in a row, the flush timer ran before the reader looked");
+	FL_T_CHECK(0, "three tries in a row, the held message came with the flush timer, not "
+		   "when its reader caught up");
 	return 0;
 }
 
