@@ -221,8 +221,8 @@ static bool fl_tx_peer_busy(struct fl_tx *tx)
 }
 
 /* False while this socket's holds are skipped: its recent batches each went
- * alone (tx_policy.h, FL_LONE_BATCHES), so this write goes at once. Counts
- * the write against the skip. */
+ * alone (tx_policy.h, FL_LONE_BATCHES), so this write, which a busy reader
+ * would have had held, goes at once. Counts the write against the skip. */
 static bool fl_tx_hold_pays(struct fl_tx *tx)
 {
 	if (!tx->lone_skip)
@@ -372,8 +372,8 @@ static ssize_t fl_tx_buffered(struct fl_tx *tx, uint64_t gen, int fd, const stru
 		hold = true;
 		break;
 	case FL_TXP_IF_BUSY:
-		hold = fl_tx_hold_pays(tx) &&
-		       ((tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx));
+		hold = ((tx->flags & FL_TXF_NODELAY) ? fl_tx_peer_unread(tx) : fl_tx_peer_busy(tx)) &&
+		       fl_tx_hold_pays(tx);
 		break;
 	default:
 		hold = false;
